@@ -1,0 +1,45 @@
+"""sitemap_core: the framework-free sitemap protocol.
+
+Validated entries, streaming writers, sources with range access, the site logic that
+maps a path to a document, and robots.txt. No web framework is imported here; the
+fronts (``flask_sitemapper``, ``asgi_sitemap``) translate requests to and from it.
+"""
+
+from .entries import ChangeFreq, Entry, normalise_lastmod, normalise_url
+from .errors import ConfigurationError, InvalidEntryError, SitemapError, SitemapTooLargeError
+from .hosts import LOOPBACK_HOSTS, BaseURL, UntrustedHostError, host_is_allowed
+from .http import Reply
+from .render import IndexEncoder, TextEncoder, UrlsetEncoder, escape
+from .robots import DEFAULT_RULES, merge_sitemap_lines, robots_txt
+from .site import Plan, Site, Target, iter_body, respond
+from .sources import Sliceable, UrlSource
+
+__all__ = [
+    "DEFAULT_RULES",
+    "LOOPBACK_HOSTS",
+    "BaseURL",
+    "ChangeFreq",
+    "ConfigurationError",
+    "Entry",
+    "IndexEncoder",
+    "InvalidEntryError",
+    "Plan",
+    "Reply",
+    "Site",
+    "SitemapError",
+    "SitemapTooLargeError",
+    "Sliceable",
+    "Target",
+    "TextEncoder",
+    "UntrustedHostError",
+    "UrlSource",
+    "UrlsetEncoder",
+    "escape",
+    "host_is_allowed",
+    "iter_body",
+    "merge_sitemap_lines",
+    "normalise_lastmod",
+    "normalise_url",
+    "respond",
+    "robots_txt",
+]

@@ -1,0 +1,106 @@
+"""Where absolute URLs come from, and which request hosts may be trusted for it.
+
+A sitemap is cached by crawlers and CDNs, so an attacker-chosen ``Host`` header must
+never reach one (cache poisoning). The site's origin is therefore either configured
+(:class:`BaseURL`) or taken from the request only when the host is allow-listed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from .errors import ConfigurationError
+
+__all__ = ["LOOPBACK_HOSTS", "BaseURL", "UntrustedHostError", "host_is_allowed"]
+
+#: Hosts trusted when nothing is configured, so that local development just works.
+LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
+
+_HOST_HEADER = re.compile(r"(?P<name>\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(?::(?P<port>[0-9]{1,5}))?")
+
+
+class UntrustedHostError(Exception):
+    """The request's host is not allowed to appear in the sitemap (answer 400)."""
+
+
+@dataclass(frozen=True)
+class BaseURL:
+    """The origin and path prefix under which the site's URLs live.
+
+    ``url`` is the normalised text, ``scheme://host[:port][/prefix]`` without a
+    trailing slash; child sitemap URLs are ``url + "/sitemap-....xml"``.
+    """
+
+    url: str
+
+    @classmethod
+    def parse(cls, text: str) -> BaseURL:
+        """Parse a configured base URL; raise :class:`ConfigurationError` if unusable."""
+        try:
+            parts = urlsplit(text.strip())
+            parts.port  # noqa: B018 - reading it validates the port
+        except ValueError as exc:
+            raise ConfigurationError(f"base URL {text!r} is not a valid URL: {exc}") from None
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ConfigurationError(
+                f"base URL {text!r} must be absolute, e.g. 'https://www.example.com'"
+            )
+        if parts.query or parts.fragment or parts.username or parts.password:
+            raise ConfigurationError(
+                f"base URL {text!r} must not carry a query, fragment or credentials"
+            )
+        return cls(f"{parts.scheme}://{parts.netloc.lower()}{parts.path.rstrip('/')}")
+
+    @classmethod
+    def from_request(
+        cls, scheme: str, host: str, root_path: str, allowed: Iterable[str]
+    ) -> BaseURL:
+        """Build the base URL from a request, if its host is allowed.
+
+        ``host`` is the ``Host`` header (port included); ``root_path`` the mount point
+        (WSGI ``SCRIPT_NAME``, ASGI ``root_path``). Raises :class:`UntrustedHostError`.
+        """
+        match = _HOST_HEADER.fullmatch(host)
+        if match is None or not host_is_allowed(host, allowed):
+            raise UntrustedHostError(f"host {host[:100]!r} is not in the allowed hosts")
+        if scheme not in ("http", "https"):
+            raise UntrustedHostError(f"scheme {scheme[:20]!r} is not http or https")
+        port = match.group("port")
+        default_port = "443" if scheme == "https" else "80"
+        netloc = match.group("name").lower()
+        if port and port != default_port:
+            netloc += f":{port}"
+        return cls(f"{scheme}://{netloc}{root_path.rstrip('/')}")
+
+    @property
+    def origin_prefix(self) -> str:
+        """What every URL of this site starts with: ``scheme://host[:port]/``."""
+        parts = urlsplit(self.url)
+        return f"{parts.scheme}://{parts.netloc}/"
+
+    def join(self, path: str) -> str:
+        """Return the absolute URL of ``path`` (which starts with ``/``) on this site."""
+        return self.url + path
+
+
+def host_is_allowed(host: str, allowed: Iterable[str]) -> bool:
+    """Tell whether a ``Host`` header value matches the allow-list.
+
+    An entry ``example.com`` matches that host on any port; ``example.com:8080`` only
+    that port; ``.example.com`` the domain and all its subdomains; ``*`` anything.
+    """
+    match = _HOST_HEADER.fullmatch(host)
+    if match is None:
+        return False
+    name = match.group("name").lower().rstrip(".")
+    with_port = f"{name}:{match.group('port')}" if match.group("port") else name
+    for pattern in allowed:
+        pattern = pattern.lower()
+        if pattern == "*" or pattern in (name, with_port):
+            return True
+        if pattern.startswith(".") and (name == pattern[1:] or name.endswith(pattern)):
+            return True
+    return False

@@ -1,0 +1,199 @@
+"""Streaming writers: ``<urlset>``, ``<sitemapindex>`` and plain-text sitemaps.
+
+The writers are push-style encoders with no I/O: a caller feeds batches of validated
+entries and receives ``bytes`` chunks of about :data:`~sitemap_core.limits.CHUNK_BYTES`.
+A synchronous and an asynchronous caller therefore share every line here and differ
+only in how they pull entries. Memory held is one chunk, whatever the document's size.
+
+Escaping is done here and only here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from .entries import Entry
+from .errors import SitemapTooLargeError
+from .limits import CHUNK_BYTES, MAX_SITEMAP_BYTES, MAX_SITEMAPS_PER_INDEX, MAX_URLS_PER_SITEMAP
+
+__all__ = [
+    "SITEMAP_NS",
+    "DocumentEncoder",
+    "IndexEncoder",
+    "TextEncoder",
+    "UrlsetEncoder",
+    "escape",
+    "format_priority",
+]
+
+SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
+_XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
+
+
+def escape(text: str) -> str:
+    """Escape the five XML special characters for element text and attribute values."""
+    if "&" in text:
+        text = text.replace("&", "&amp;")
+    if "<" in text:
+        text = text.replace("<", "&lt;")
+    if ">" in text:
+        text = text.replace(">", "&gt;")
+    if '"' in text:
+        text = text.replace('"', "&quot;")
+    if "'" in text:
+        text = text.replace("'", "&apos;")
+    return text
+
+
+def _escape_uri(uri: str) -> str:
+    # A normalised URI cannot hold '<', '>' or '"' (they are percent-encoded), so only
+    # '&' and "'" can need escaping; testing first keeps the common case to two scans.
+    if "&" in uri:
+        uri = uri.replace("&", "&amp;")
+    if "'" in uri:
+        uri = uri.replace("'", "&apos;")
+    return uri
+
+
+_PRIORITY_TEXT: dict[float, str] = {}
+
+
+def format_priority(priority: float) -> str:
+    """Return ``priority`` as ``xsd:decimal`` text (``0.5``, ``1.0``, ``0.25``).
+
+    Never exponent notation, which the schema rejects; at most six decimals.
+    """
+    text = _PRIORITY_TEXT.get(priority)
+    if text is None:
+        text = f"{priority:.6f}".rstrip("0")
+        if text.endswith("."):
+            text += "0"
+        if len(_PRIORITY_TEXT) < 1024:  # a site uses few distinct priorities
+            _PRIORITY_TEXT[priority] = text
+    return text
+
+
+def _url_element(entry: Entry) -> str:
+    parts = ["<url><loc>", _escape_uri(entry.loc), "</loc>"]
+    if entry.lastmod is not None:
+        parts += ("<lastmod>", entry.lastmod, "</lastmod>")
+    if entry.changefreq is not None:
+        parts += ("<changefreq>", entry.changefreq.value, "</changefreq>")
+    if entry.priority is not None:
+        parts += ("<priority>", format_priority(entry.priority), "</priority>")
+    parts.append("</url>\n")
+    return "".join(parts)
+
+
+class DocumentEncoder:
+    """Shared chunking and limit keeping; subclasses say how one item is written.
+
+    ``feed`` takes a batch of items and returns a chunk once about ``chunk_bytes`` are
+    buffered (else ``b""``); ``close`` returns the rest with the closing tag. Exceeding
+    ``max_items`` or ``max_bytes`` raises instead of writing an invalid file.
+    """
+
+    head: str = ""
+    tail: str = ""
+    max_items: int = MAX_URLS_PER_SITEMAP
+
+    def __init__(self, *, chunk_bytes: int = CHUNK_BYTES, max_bytes: int = MAX_SITEMAP_BYTES):
+        self._chunk_bytes = chunk_bytes
+        self._max_bytes = max_bytes
+        head = self.head.encode()
+        self._buffer: list[bytes] = [head]
+        self._buffered = len(head)
+        self._written = len(head) + len(self.tail.encode())
+        self._items = 0
+
+    @property
+    def items(self) -> int:
+        """How many items were fed so far."""
+        return self._items
+
+    def render(self, items: Sequence[Entry]) -> str:
+        """Return the text of ``items``; overridden by each document kind."""
+        raise NotImplementedError
+
+    def feed(self, items: Sequence[Entry]) -> bytes:
+        """Add a batch; return a chunk when enough is buffered, else ``b""``."""
+        if not items:
+            return b""
+        self._items += len(items)
+        if self._items > self.max_items:
+            raise SitemapTooLargeError(
+                f"a {type(self).__name__} may hold at most {self.max_items} items"
+            )
+        block = self.render(items).encode()
+        self._written += len(block)
+        if self._written > self._max_bytes:
+            raise SitemapTooLargeError(
+                f"the document would exceed {self._max_bytes} bytes after {self._items} items"
+            )
+        self._buffer.append(block)
+        self._buffered += len(block)
+        if self._buffered < self._chunk_bytes:
+            return b""
+        return self._flush()
+
+    def close(self) -> bytes:
+        """Return what is left, closing tag included."""
+        self._buffer.append(self.tail.encode())
+        return self._flush()
+
+    def _flush(self) -> bytes:
+        chunk = b"".join(self._buffer)
+        self._buffer = []
+        self._buffered = 0
+        return chunk
+
+
+class UrlsetEncoder(DocumentEncoder):
+    """Writes a ``<urlset>`` document from :class:`Entry` batches."""
+
+    head = f'{_XML_DECLARATION}<urlset xmlns="{SITEMAP_NS}">\n'
+    tail = "</urlset>\n"
+
+    def render(self, items: Sequence[Entry]) -> str:
+        """Return the ``<url>`` elements of ``items``."""
+        return "".join([_url_element(entry) for entry in items])
+
+
+class TextEncoder(DocumentEncoder):
+    """Writes a plain-text sitemap: one URI per line, UTF-8, no markup."""
+
+    def render(self, items: Sequence[Entry]) -> str:
+        """Return one line per entry."""
+        return "".join([entry.loc + "\n" for entry in items])
+
+
+class IndexEncoder(DocumentEncoder):
+    """Writes a ``<sitemapindex>`` from child locations (and optional lastmods)."""
+
+    head = f'{_XML_DECLARATION}<sitemapindex xmlns="{SITEMAP_NS}">\n'
+    tail = "</sitemapindex>\n"
+    max_items = MAX_SITEMAPS_PER_INDEX
+
+    def render(self, items: Sequence[Entry]) -> str:
+        """Return the ``<sitemap>`` elements; only ``loc`` and ``lastmod`` are used."""
+        parts: list[str] = []
+        for entry in items:
+            parts += ("<sitemap><loc>", _escape_uri(entry.loc), "</loc>")
+            if entry.lastmod is not None:
+                parts += ("<lastmod>", entry.lastmod, "</lastmod>")
+            parts.append("</sitemap>\n")
+        return "".join(parts)
+
+
+def encode_all(encoder: DocumentEncoder, entries: Iterable[Entry], batch: int = 256) -> bytes:
+    """Render a whole document at once (tests and exports; serving streams instead)."""
+    chunks: list[bytes] = []
+    pending: list[Entry] = []
+    for entry in entries:
+        pending.append(entry)
+        if len(pending) == batch:
+            chunks.append(encoder.feed(pending))
+            pending = []
+    chunks.append(encoder.feed(pending))
+    chunks.append(encoder.close())
+    return b"".join(chunks)

@@ -1,0 +1,279 @@
+"""The site: which document a path asks for, and the plan that produces it.
+
+A request travels one way: the front hands over method, path and a way to get the
+base URL; :meth:`Site.match` names the target; the front counts the sources the
+target needs (sync or async, the only I/O before the body); :meth:`Site.plan` turns
+target and counts into a :class:`Plan`; the body is the plan's slices pulled through
+an encoder. :func:`respond` is that whole path for synchronous fronts.
+
+Paths (relative to where the site is mounted):
+
+* ``/robots.txt``
+* ``/sitemap.xml`` (``/sitemap.txt``): every entry in one file while the site fits
+  one page, otherwise (XML only) a ``<sitemapindex>`` of the child pages;
+* ``/sitemap-<source>-<n>.xml`` (``.txt``): page ``n`` (1-based) of one source.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import chain
+from typing import Literal
+
+from .entries import Entry
+from .errors import ConfigurationError, InvalidEntryError, SitemapTooLargeError
+from .hosts import BaseURL, UntrustedHostError
+from .http import (
+    ALLOWED_METHODS,
+    TEXT,
+    XML,
+    Reply,
+    bad_request,
+    method_not_allowed,
+    not_found,
+    plain_text,
+)
+from .limits import MAX_SITEMAPS_PER_INDEX, MAX_URLS_PER_SITEMAP
+from .render import DocumentEncoder, IndexEncoder, TextEncoder, UrlsetEncoder
+from .robots import DEFAULT_RULES, robots_txt
+from .sources import UrlSource
+
+__all__ = ["Plan", "Site", "Target", "iter_body", "prime", "respond"]
+
+logger = logging.getLogger("sitemap_core")
+
+Format = Literal["xml", "txt"]
+
+ROBOTS_PATH = "/robots.txt"
+_ROOT = re.compile(r"/sitemap\.(xml|txt)")
+# Page numbers are canonical (no leading zero) and bounded in length, so '007', '-1',
+# 'abc' and a thousand digits are all simply unknown paths: 404, never 500.
+_PAGE = re.compile(r"/sitemap-([a-z0-9][a-z0-9_-]{0,63})-([1-9][0-9]{0,17})\.(xml|txt)")
+
+#: How many entries are pulled from a source and rendered at a time.
+BATCH_SIZE = 256
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a path names: robots.txt, the root sitemap, or page ``page`` of ``source``."""
+
+    kind: Literal["robots", "root", "page"]
+    fmt: Format = "xml"
+    source: str = ""
+    page: int = 0
+
+
+@dataclass
+class Plan:
+    """Everything needed to stream one document, decided before the first byte."""
+
+    kind: Literal["urlset", "index", "text"]
+    slices: list[tuple[UrlSource, int, int]] = field(default_factory=list)
+    children: list[Entry] = field(default_factory=list)
+    #: Every loc must start with this (the site's origin), or None to allow any host.
+    origin: str | None = None
+
+    @property
+    def content_type(self) -> str:
+        """The Content-Type of the document."""
+        return TEXT if self.kind == "text" else XML
+
+    def encoder(self) -> DocumentEncoder:
+        """A fresh encoder for this document kind."""
+        if self.kind == "index":
+            return IndexEncoder()
+        return TextEncoder() if self.kind == "text" else UrlsetEncoder()
+
+    def check(self, batch: list[Entry], source: str) -> None:
+        """Refuse entries on another host than the site's (see :class:`Site`)."""
+        origin = self.origin
+        if origin is None:
+            return
+        for entry in batch:
+            if not entry.loc.startswith(origin):
+                raise InvalidEntryError(
+                    "loc", entry.loc, f"is not on this site's origin {origin!r}", source
+                )
+
+
+class Site:
+    """The registered sources and the settings that shape the documents.
+
+    ``page_size`` is the number of entries per child page (at most 50,000).
+    ``same_host_only`` refuses entries whose URL is not on the site's own origin, which
+    both the protocol and crawlers expect; set it to False only for sites that prove
+    ownership of several hosts to the search engines.
+    """
+
+    def __init__(
+        self,
+        sources: Sequence[UrlSource],
+        *,
+        page_size: int = MAX_URLS_PER_SITEMAP,
+        robots_rules: str = DEFAULT_RULES,
+        same_host_only: bool = True,
+    ) -> None:
+        if isinstance(page_size, bool) or not isinstance(page_size, int):
+            raise ConfigurationError(f"page size must be an int, got {page_size!r}")
+        if not 1 <= page_size <= MAX_URLS_PER_SITEMAP:
+            raise ConfigurationError(
+                f"page size {page_size} must be between 1 and {MAX_URLS_PER_SITEMAP}"
+            )
+        names = [source.name for source in sources]
+        duplicated = sorted({name for name in names if names.count(name) > 1})
+        if duplicated:
+            raise ConfigurationError(f"source names must be unique; repeated: {duplicated}")
+        self.sources = {source.name: source for source in sources}
+        self.page_size = page_size
+        self.robots_rules = robots_rules
+        self.same_host_only = same_host_only
+
+    def match(self, path: str) -> Target | None:
+        """Return what ``path`` asks for, or None when it is not one of the site's paths."""
+        if path == ROBOTS_PATH:
+            return Target("robots")
+        root = _ROOT.fullmatch(path)
+        if root is not None:
+            return Target("root", _format(root.group(1)))
+        page = _PAGE.fullmatch(path)
+        if page is not None:
+            return Target("page", _format(page.group(3)), page.group(1), int(page.group(2)))
+        return None
+
+    def sources_to_count(self, target: Target) -> list[UrlSource]:
+        """The sources whose counts :meth:`plan` needs for ``target``."""
+        if target.kind == "root":
+            return list(self.sources.values())
+        if target.kind == "page" and target.source in self.sources:
+            return [self.sources[target.source]]
+        return []
+
+    def pages(self, count: int) -> int:
+        """How many child pages hold ``count`` entries."""
+        return -(-count // self.page_size)
+
+    def page_path(self, source: str, number: int, fmt: Format = "xml") -> str:
+        """The path of page ``number`` of ``source``."""
+        return f"/sitemap-{source}-{number}.{fmt}"
+
+    def sitemap_urls(self, base: BaseURL) -> list[str]:
+        """The URLs robots.txt declares."""
+        return [base.join("/sitemap.xml")]
+
+    def robots(self, base: BaseURL) -> str:
+        """The robots.txt body of a site that has none of its own."""
+        return robots_txt(self.sitemap_urls(base), self.robots_rules)
+
+    def plan(self, target: Target, counts: Mapping[str, int], base: BaseURL) -> Plan | None:
+        """Decide the document for ``target``; None means 404 (nothing there)."""
+        origin = base.origin_prefix if self.same_host_only else None
+        kind: Literal["urlset", "text"] = "text" if target.fmt == "txt" else "urlset"
+        if target.kind == "page":
+            source = self.sources.get(target.source)
+            if source is None or not 1 <= target.page <= self.pages(counts[source.name]):
+                return None
+            start = (target.page - 1) * self.page_size
+            stop = min(start + self.page_size, counts[source.name])
+            return Plan(kind, [(source, start, stop)], origin=origin)
+        if target.kind != "root":
+            return None
+        total = sum(counts[name] for name in self.sources)
+        if total == 0:
+            return None  # an empty <urlset> fails the schema: nothing to serve
+        if total <= self.page_size:
+            slices = [(self.sources[name], 0, n) for name, n in counts.items() if n]
+            return Plan(kind, slices, origin=origin)
+        if target.fmt == "txt":
+            return None  # text sitemaps have no index form; the pages are listed in XML
+        children = [
+            Entry(base.join(self.page_path(name, number)))
+            for name in self.sources
+            for number in range(1, self.pages(counts[name]) + 1)
+        ]
+        if len(children) > MAX_SITEMAPS_PER_INDEX:
+            raise SitemapTooLargeError(
+                f"{len(children)} child sitemaps exceed the index limit of "
+                f"{MAX_SITEMAPS_PER_INDEX}; raise the page size"
+            )
+        return Plan("index", children=children)
+
+
+def _format(extension: str) -> Format:
+    return "txt" if extension == "txt" else "xml"
+
+
+def iter_body(plan: Plan, batch_size: int = BATCH_SIZE) -> Iterator[bytes]:
+    """Stream the plan's document as chunks, pulling sources synchronously."""
+    encoder = plan.encoder()
+    if plan.children:
+        chunk = encoder.feed(plan.children)
+        if chunk:
+            yield chunk
+    for source, start, stop in plan.slices:
+        pulled = 0
+        for batch in source.batches(start, stop, batch_size):
+            plan.check(batch, source.name)
+            pulled += len(batch)
+            chunk = encoder.feed(batch)
+            if chunk:
+                yield chunk
+        _check_complete(source, start, stop, pulled)
+    yield encoder.close()
+
+
+def _check_complete(source: UrlSource, start: int, stop: int, pulled: int) -> None:
+    # A source that yields fewer entries than it counted (rows deleted between the
+    # count and the read, a wrong count=) would otherwise end the page early without a
+    # word; the document stays valid, so it is logged rather than cut.
+    if pulled < stop - start:
+        logger.warning(
+            "source %r gave %d entries for [%d, %d) where its count promised %d",
+            source.name,
+            pulled,
+            start,
+            stop,
+            stop - start,
+        )
+
+
+def prime(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    """Pull the first chunk now, so that a failing source fails before any byte is sent.
+
+    The front can then answer 500 instead of a truncated 200.
+    """
+    first = next(chunks)
+    return chain((first,), chunks)
+
+
+def respond(site: Site, method: str, path: str, base_url: Callable[[], BaseURL]) -> Reply | None:
+    """Answer a request synchronously; None when ``path`` is not the site's.
+
+    ``base_url`` is called only when the path is the site's; it may raise
+    :class:`UntrustedHostError` (answered 400). A source error before the first byte
+    propagates to the caller, which answers 500; after it, the body raises mid-stream
+    and the server cuts the transfer, so no truncated document looks complete.
+    """
+    target = site.match(path)
+    if target is None:
+        return None
+    if method not in ALLOWED_METHODS:
+        return method_not_allowed()
+    head = method == "HEAD"
+    try:
+        base = base_url()
+    except UntrustedHostError as exc:
+        return bad_request(str(exc), head)
+    if target.kind == "robots":
+        return plain_text(200, site.robots(base), head)
+    counts = {source.name: source.count() for source in site.sources_to_count(target)}
+    plan = site.plan(target, counts, base)
+    if plan is None:
+        return not_found(head)
+    headers = [("Content-Type", plan.content_type)]
+    if head:
+        return Reply(200, headers)
+    return Reply(200, headers, prime(iter_body(plan)))

@@ -1,0 +1,156 @@
+"""Where entries come from.
+
+A :class:`UrlSource` answers two questions: how many entries there are, and which
+entries lie in ``[start, stop)``. Two kinds of user object are adapted to it:
+
+* a **sliceable** object, one with ``__len__`` and ``__getitem__(slice)`` (a list, or
+  a query wrapper doing ``COUNT(*)`` and ``LIMIT/OFFSET``). Page N then costs one slice
+  and the index costs one count: the path for big sites.
+* a **callable** returning an iterable (typically a generator function). Counting
+  walks it and page N skips N-1 pages of it: the small-site path. Pass ``count=`` to
+  make counting cheap.
+
+Items may be :class:`Entry` objects or plain URL strings.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator, Sized
+from itertools import islice
+from typing import Any, Protocol, TypeAlias, runtime_checkable
+
+from .entries import Entry
+from .errors import ConfigurationError, InvalidEntryError
+
+__all__ = ["SECTION_NAME", "Item", "Sliceable", "UrlSource", "coerce_batch"]
+
+#: What a source may yield: a validated entry or a bare URL.
+Item: TypeAlias = Entry | str
+
+#: Section names appear in child URLs (``sitemap-<name>-<n>.xml``), so they are kept
+#: to lower-case URL-safe words.
+SECTION_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+
+
+@runtime_checkable
+class Sliceable(Protocol):
+    """A sized object whose ``[start:stop]`` returns the items of that range."""
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, index: slice, /) -> Iterable[Item]: ...
+
+
+def coerce_batch(items: list[Any], source: str) -> list[Entry]:
+    """Return ``items`` as entries, building :class:`Entry` from bare URL strings.
+
+    Anything else raises :class:`InvalidEntryError` naming the source.
+    """
+    out: list[Entry] = []
+    for item in items:
+        if type(item) is Entry:
+            out.append(item)
+        elif isinstance(item, str):
+            try:
+                out.append(Entry(item))
+            except InvalidEntryError as exc:
+                raise exc.with_source(source) from None
+        elif isinstance(item, Entry):
+            out.append(item)
+        else:
+            raise InvalidEntryError(
+                "item", item, "a source must yield Entry objects or URL strings", source
+            )
+    return out
+
+
+class UrlSource:
+    """A named source of entries with counting and range access.
+
+    Build one with :meth:`from_object`; the fronts do this for every registered source.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        count: Callable[[], int],
+        entries: Callable[[int, int], Iterable[Item]],
+    ) -> None:
+        self.name = name
+        self._count = count
+        self._entries = entries
+
+    @classmethod
+    def from_object(
+        cls, name: str, obj: Any, count: Callable[[], int] | None = None
+    ) -> UrlSource:
+        """Adapt a sliceable object or a callable returning an iterable.
+
+        Raises :class:`ConfigurationError` at registration time for anything else
+        (notably a generator *object*, which could be iterated only once).
+        """
+        if not SECTION_NAME.fullmatch(name):
+            raise ConfigurationError(
+                f"source name {name!r} must be 1-64 lower-case letters, digits, '_' or '-'"
+                " and start with a letter or digit (it appears in sitemap URLs)"
+            )
+        if count is not None and not callable(count):
+            raise ConfigurationError(f"count= of source {name!r} must be a callable")
+        if isinstance(obj, Sliceable) and not isinstance(obj, str | bytes):
+            sliceable = obj
+            return cls(
+                name,
+                count or (lambda: len(sliceable)),
+                lambda start, stop: sliceable[start:stop],
+            )
+        if isinstance(obj, Iterator):
+            raise ConfigurationError(
+                f"source {name!r} is an iterator, which can be read only once; "
+                "pass the generator function (or a list) instead of calling it"
+            )
+        if not callable(obj):
+            raise ConfigurationError(
+                f"source {name!r} must be a callable returning an iterable, or a sized "
+                f"sliceable object; got {type(obj).__name__}"
+            )
+        factory: Callable[[], Iterable[Item]] = obj
+        return cls(
+            name,
+            count or (lambda: _walk_count(factory())),
+            lambda start, stop: _skip_slice(factory(), start, stop),
+        )
+
+    def count(self) -> int:
+        """Return how many entries the source holds now."""
+        total = self._count()
+        if isinstance(total, bool) or not isinstance(total, int) or total < 0:
+            raise ConfigurationError(
+                f"count of source {self.name!r} returned {total!r}, not a whole number"
+            )
+        return total
+
+    def entries(self, start: int, stop: int) -> Iterator[Item]:
+        """Return an iterator over the items in ``[start, stop)``."""
+        return iter(self._entries(start, stop))
+
+    def batches(self, start: int, stop: int, size: int = 256) -> Iterator[list[Entry]]:
+        """Yield the entries of ``[start, stop)`` as validated lists of at most ``size``.
+
+        Yields no more than ``stop - start`` entries even if the source gives more.
+        """
+        iterator = islice(self.entries(start, stop), stop - start)
+        while batch := list(islice(iterator, size)):
+            yield coerce_batch(batch, self.name)
+
+
+def _walk_count(items: Iterable[Any]) -> int:
+    if isinstance(items, Sized):
+        return len(items)
+    return sum(1 for _ in items)
+
+
+def _skip_slice(items: Iterable[Item], start: int, stop: int) -> Iterable[Item]:
+    if isinstance(items, Sliceable):
+        return items[start:stop]
+    return islice(items, start, stop)

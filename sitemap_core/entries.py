@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from enum import StrEnum
 from typing import Any
@@ -53,7 +53,9 @@ _STRAY_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
 # which is kept because stray ones were already encoded by _STRAY_PERCENT.
 _SAFE_PATH = "/!$&'()*+,;=:@%"
 _SAFE_QUERY = _SAFE_PATH + "?"
-_HOST_LABELS = re.compile(r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*\.?")
+_HOST_LABELS = re.compile(
+    r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*\.?"
+)
 
 
 def normalise_url(value: Any, field: str = "loc") -> str:
@@ -65,6 +67,7 @@ def normalise_url(value: Any, field: str = "loc") -> str:
     """
     if not isinstance(value, str):
         raise InvalidEntryError(field, value, "must be a str")
+    url: str
     match = _PLAIN_URL.match(value)
     # An out-of-range port falls through to the general path, which reports it.
     if match is not None and int(match.group("port") or 0) <= 65535:
@@ -166,9 +169,9 @@ def normalise_lastmod(value: Any) -> str:
 def _format_datetime(value: datetime) -> str:
     offset = value.utcoffset()
     if offset is None:
-        value = value.replace(tzinfo=timezone.utc)
+        value = value.replace(tzinfo=UTC)
     elif offset % timedelta(minutes=1):
-        value = value.astimezone(timezone.utc)
+        value = value.astimezone(UTC)
     return value.isoformat()
 
 

@@ -20,7 +20,6 @@ import logging
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain
 from typing import Literal
 
 from .entries import Entry
@@ -243,10 +242,20 @@ def _check_complete(source: UrlSource, start: int, stop: int, pulled: int) -> No
 def prime(chunks: Iterator[bytes]) -> Iterator[bytes]:
     """Pull the first chunk now, so that a failing source fails before any byte is sent.
 
-    The front can then answer 500 instead of a truncated 200.
+    The front can then answer 500 instead of a truncated 200. A failure after the
+    first byte is logged and re-raised, so the server cuts the transfer.
     """
     first = next(chunks)
-    return chain((first,), chunks)
+    return _logged(first, chunks)
+
+
+def _logged(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
+    yield first
+    try:
+        yield from rest
+    except Exception:
+        logger.exception("sitemap source failed mid-response; the transfer is cut")
+        raise
 
 
 def respond(site: Site, method: str, path: str, base_url: Callable[[], BaseURL]) -> Reply | None:
@@ -275,5 +284,7 @@ def respond(site: Site, method: str, path: str, base_url: Callable[[], BaseURL])
         return not_found(head)
     headers = [("Content-Type", plan.content_type)]
     if head:
-        return Reply(200, headers)
+        # An iterator, not an empty tuple: a WSGI stack would take a sized empty body for
+        # "Content-Length: 0", a lie about the GET response's length.
+        return Reply(200, headers, iter(()))
     return Reply(200, headers, prime(iter_body(plan)))

@@ -82,9 +82,7 @@ class UrlSource:
         self._entries = entries
 
     @classmethod
-    def from_object(
-        cls, name: str, obj: Any, count: Callable[[], int] | None = None
-    ) -> UrlSource:
+    def from_object(cls, name: str, obj: Any, count: Callable[[], int] | None = None) -> UrlSource:
         """Adapt a sliceable object or a callable returning an iterable.
 
         Raises :class:`ConfigurationError` at registration time for anything else

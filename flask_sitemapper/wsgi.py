@@ -1,0 +1,208 @@
+"""WSGI middleware: sitemaps and robots.txt in front of any WSGI application.
+
+::
+
+    app = SitemapMiddleware(app, {"posts": all_posts}, base_url="https://example.com")
+
+Paths that are not the sitemap's go to the wrapped app untouched. For ``/robots.txt``
+the app is asked first: its own file is kept and gets the ``Sitemap:`` line; when it
+answers 404 the middleware serves a robots.txt of its own. Put Werkzeug's ``ProxyFix``
+outside this middleware so that a request's scheme and host are the public ones.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from http import HTTPStatus
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from sitemap_core import BaseURL, Site, UrlSource
+from sitemap_core.hosts import LOOPBACK_HOSTS, UntrustedHostError
+from sitemap_core.http import Reply, bad_request, plain_text
+from sitemap_core.limits import MAX_ROBOTS_BYTES, MAX_URLS_PER_SITEMAP
+from sitemap_core.robots import DEFAULT_RULES, merge_sitemap_lines
+from sitemap_core.site import respond
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
+
+__all__ = ["SitemapMiddleware"]
+
+logger = logging.getLogger("flask_sitemapper")
+
+_ExcInfo = tuple[type[BaseException], BaseException, TracebackType] | tuple[None, None, None]
+
+
+class SitemapMiddleware:
+    """Serve ``/sitemap.xml``, its pages and ``/robots.txt`` for a WSGI app.
+
+    ``sources`` maps source names to sources (callables returning iterables, or sized
+    sliceable objects), or is a list of :class:`~sitemap_core.UrlSource` for sources
+    with a ``count=``. ``base_url`` fixes the origin of the site's URLs; without it the
+    request's host is used when it is in ``allowed_hosts`` (default: loopback only),
+    and other hosts get 400. ``page_size``, ``robots_rules`` and ``same_host_only``
+    are as for :class:`~sitemap_core.Site`; ``robots=False`` leaves robots.txt alone.
+    """
+
+    def __init__(
+        self,
+        app: WSGIApplication,
+        sources: Mapping[str, Any] | Iterable[UrlSource],
+        *,
+        base_url: str | None = None,
+        allowed_hosts: Iterable[str] = LOOPBACK_HOSTS,
+        page_size: int = MAX_URLS_PER_SITEMAP,
+        robots: bool = True,
+        robots_rules: str = DEFAULT_RULES,
+        same_host_only: bool = True,
+    ) -> None:
+        self.app = app
+        if isinstance(sources, Mapping):
+            url_sources = [UrlSource.from_object(name, obj) for name, obj in sources.items()]
+        else:
+            url_sources = list(sources)
+        self.site = Site(
+            url_sources,
+            page_size=page_size,
+            robots_rules=robots_rules,
+            same_host_only=same_host_only,
+        )
+        self.base_url = None if base_url is None else BaseURL.parse(base_url)
+        self.allowed_hosts = tuple(allowed_hosts)
+        self.robots = robots
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        """Answer sitemap paths; pass everything else to the wrapped app."""
+        path = environ.get("PATH_INFO", "")
+        target = self.site.match(path)
+        if target is None or (target.kind == "robots" and not self.robots):
+            return self.app(environ, start_response)
+        method = environ.get("REQUEST_METHOD", "GET")
+        if target.kind == "robots" and method in ("GET", "HEAD"):
+            return self._robots(environ, start_response)
+        try:
+            reply = respond(self.site, method, path, lambda: self._base(environ))
+        except Exception:
+            logger.exception("sitemap %s failed before the response started", path)
+            reply = plain_text(500, "Internal Server Error\n")
+        assert reply is not None  # match() said the path is the site's
+        return _send(reply, start_response)
+
+    def _base(self, environ: WSGIEnvironment) -> BaseURL:
+        if self.base_url is not None:
+            return self.base_url
+        host = environ.get("HTTP_HOST") or _server_host(environ)
+        return BaseURL.from_request(
+            environ.get("wsgi.url_scheme", "http"),
+            host,
+            environ.get("SCRIPT_NAME", ""),
+            self.allowed_hosts,
+        )
+
+    def _robots(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        head = environ.get("REQUEST_METHOD") == "HEAD"
+        captured = _Captured()
+        app_body = self.app(environ, captured.start_response)
+        status = captured.status_code
+        content_type = captured.header("Content-Type") or ""
+        if status not in (200, 404) or (
+            status == 200 and not content_type.lower().startswith("text/plain")
+        ):
+            return captured.replay(app_body, start_response)
+        try:
+            base = self._base(environ)
+        except UntrustedHostError as exc:
+            if status == 200:
+                return captured.replay(app_body, start_response)
+            _close(app_body)
+            return _send(bad_request(str(exc), head), start_response)
+        if status == 404:
+            _close(app_body)
+            return _send(plain_text(200, self.site.robots(base), head), start_response)
+        data = _read(app_body, MAX_ROBOTS_BYTES + 1)
+        if len(data) > MAX_ROBOTS_BYTES:
+            logger.warning("robots.txt is over %d bytes; Sitemap line not added", MAX_ROBOTS_BYTES)
+            return captured.replay([data], start_response)
+        text = merge_sitemap_lines(data.decode("utf-8", "replace"), self.site.sitemap_urls(base))
+        reply = plain_text(200, text, head)
+        # Keep the app's other headers (caching policy, etc.) but not its validators or
+        # length, which described its own file.
+        dropped = {"content-length", "content-type", "etag", "last-modified"}
+        reply.headers += [(k, v) for k, v in captured.headers if k.lower() not in dropped]
+        return _send(reply, start_response)
+
+
+def _server_host(environ: WSGIEnvironment) -> str:
+    name = str(environ.get("SERVER_NAME", ""))
+    port = str(environ.get("SERVER_PORT", ""))
+    return f"{name}:{port}" if port else name
+
+
+def _send(reply: Reply, start_response: StartResponse) -> Iterable[bytes]:
+    status = f"{reply.status} {HTTPStatus(reply.status).phrase}"
+    start_response(status, reply.headers)
+    body = reply.body
+    assert isinstance(body, Iterable)  # the sync core never gives an async body
+    return body
+
+
+class _Captured:
+    """Holds what the wrapped app passed to ``start_response``."""
+
+    def __init__(self) -> None:
+        self.status = "500 Internal Server Error"
+        self.headers: list[tuple[str, str]] = []
+        self.exc_info: _ExcInfo | None = None
+
+    def start_response(
+        self,
+        status: str,
+        headers: list[tuple[str, str]],
+        exc_info: _ExcInfo | None = None,
+        /,
+    ) -> Callable[[bytes], object]:
+        self.status, self.headers, self.exc_info = status, headers, exc_info
+        return _refuse_write
+
+    @property
+    def status_code(self) -> int:
+        try:
+            return int(self.status.split(" ", 1)[0])
+        except ValueError:
+            return 500
+
+    def header(self, name: str) -> str | None:
+        lowered = name.lower()
+        return next((v for k, v in self.headers if k.lower() == lowered), None)
+
+    def replay(self, body: Iterable[bytes], start_response: StartResponse) -> Iterable[bytes]:
+        start_response(self.status, self.headers, self.exc_info)
+        return body
+
+
+def _refuse_write(data: bytes) -> object:
+    # The legacy write() callable cannot be captured without buffering the app's
+    # whole output; robots.txt apps do not use it.
+    raise RuntimeError("write() is not supported by SitemapMiddleware for /robots.txt")
+
+
+def _read(body: Iterable[bytes], limit: int) -> bytes:
+    parts: list[bytes] = []
+    size = 0
+    try:
+        for part in body:
+            parts.append(part)
+            size += len(part)
+            if size >= limit:
+                break
+    finally:
+        _close(body)
+    return b"".join(parts)
+
+
+def _close(body: Iterable[bytes]) -> None:
+    close = getattr(body, "close", None)
+    if close is not None:
+        close()

@@ -1,0 +1,115 @@
+"""A Flask blog over SQLite whose sitemap lists every post.
+
+Run it (from this folder): ``gunicorn app:app`` or ``flask --app app run``.
+
+* 120,000 posts are created in ``blog.db`` on first run (``BLOG_DATABASE`` moves it).
+* Static pages and the tag pages are listed with ``@sitemapper.include``; posts come
+  from :class:`PostPages`, a sliceable source, so each child sitemap costs one
+  ``LIMIT/OFFSET`` query and the index costs one ``COUNT(*)``.
+* The sitemap's URLs use the request's host when it is localhost / 127.0.0.1;
+  set ``FLASK_SITEMAP_BASE_URL=https://blog.example.com`` to fix them instead.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import closing
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from flask import Flask, abort, url_for
+
+from flask_sitemapper import Entry, Sitemapper
+
+POST_COUNT = 120_000
+TAGS = ("flask", "python", "sitemaps", "sqlite", "wsgi", "asgi", "http", "caching")
+DATABASE = Path(os.environ.get("BLOG_DATABASE", Path(__file__).with_name("blog.db")))
+
+
+def create_database(path: Path, posts: int = POST_COUNT) -> None:
+    """Create the posts table with ``posts`` rows unless it already exists."""
+    if path.exists():
+        return
+    # Build under a private name and rename: several gunicorn workers may start at once,
+    # and none of them may see a half-filled database.
+    partial = path.with_name(f".{path.name}.{os.getpid()}")
+    start = datetime(2020, 1, 1, tzinfo=UTC)
+    rows = (
+        (i, f"Post number {i}", TAGS[i % len(TAGS)], (start + timedelta(minutes=17 * i)).isoformat())
+        for i in range(1, posts + 1)
+    )
+    with closing(sqlite3.connect(partial)) as db, db:
+        db.execute(
+            "CREATE TABLE posts (id INTEGER PRIMARY KEY, title TEXT NOT NULL,"
+            " tag TEXT NOT NULL, updated_at TEXT NOT NULL)"
+        )
+        db.executemany("INSERT INTO posts VALUES (?, ?, ?, ?)", rows)
+    os.replace(partial, path)
+
+
+def connect() -> sqlite3.Connection:
+    """Open the blog database read-only."""
+    return sqlite3.connect(f"file:{DATABASE}?mode=ro", uri=True)
+
+
+class PostPages:
+    """The posts as a sitemap source: ``len()`` counts, a slice is one query."""
+
+    def __len__(self) -> int:
+        with closing(connect()) as db:
+            (count,) = db.execute("SELECT COUNT(*) FROM posts").fetchone()
+        return int(count)
+
+    def __getitem__(self, window: slice) -> Iterator[Entry]:
+        start, stop = window.start or 0, window.stop
+        with closing(connect()) as db:
+            rows = db.execute(
+                "SELECT id, updated_at FROM posts ORDER BY id LIMIT ? OFFSET ?",
+                (stop - start, start),
+            )
+            for post_id, updated_at in rows:
+                yield Entry(url_for("post", post_id=post_id, _external=True), lastmod=updated_at)
+
+
+create_database(DATABASE)
+app = Flask(__name__)
+app.config.from_prefixed_env()  # FLASK_SITEMAP_BASE_URL -> SITEMAP_BASE_URL
+sitemapper = Sitemapper(app)
+sitemapper.add_source("posts", PostPages())
+
+
+@app.get("/")
+@sitemapper.include(changefreq="daily", priority=1.0)
+def home() -> str:
+    return "<h1>The blog</h1>"
+
+
+@app.get("/about")
+@sitemapper.include(changefreq="yearly", priority=0.3)
+def about() -> str:
+    return "<h1>About</h1>"
+
+
+@app.get("/contact")
+@sitemapper.include(changefreq="yearly", priority=0.3)
+def contact() -> str:
+    return "<h1>Contact</h1>"
+
+
+@app.get("/tags/<tag>")
+@sitemapper.include(params=lambda: [{"tag": tag} for tag in TAGS], changefreq="weekly")
+def tag(tag: str) -> str:
+    if tag not in TAGS:
+        abort(404)
+    return f"<h1>Posts tagged {tag}</h1>"
+
+
+@app.get("/posts/<int:post_id>")
+def post(post_id: int) -> str:
+    with closing(connect()) as db:
+        row = db.execute("SELECT title FROM posts WHERE id = ?", (post_id,)).fetchone()
+    if row is None:
+        abort(404)
+    return f"<h1>{row[0]}</h1>"

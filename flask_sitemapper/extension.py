@@ -40,6 +40,7 @@ from sitemap_core.http import Reply, bad_request, plain_text
 from sitemap_core.limits import MAX_ROBOTS_BYTES, MAX_URLS_PER_SITEMAP
 from sitemap_core.robots import DEFAULT_RULES, merge_sitemap_lines
 from sitemap_core.site import respond
+from sitemap_core.sources import check_name
 
 from .routes import Params, RouteSpec, route_entries
 
@@ -55,7 +56,7 @@ _SITEMAP_RULES = ("/sitemap.xml", "/sitemap.txt", "/sitemap-<page>.xml", "/sitem
 
 @dataclass
 class _AppState:
-    site: Site | None = None
+    site: Site[UrlSource] | None = None
 
 
 class Sitemapper:
@@ -120,7 +121,7 @@ class Sitemapper:
             spec = RouteSpec.build(view, params, lastmod, changefreq, priority)
             if source in self._sources:
                 raise ConfigurationError(f"source name {source!r} is already a source()")
-            UrlSource.from_object(source, [])  # validates the name
+            check_name(source)
             self._specs.setdefault(source, []).append(spec)
             return view
 
@@ -154,7 +155,7 @@ class Sitemapper:
 
     # Serving -------------------------------------------------------------------------
 
-    def _site(self, app: Flask) -> Site:
+    def _site(self, app: Flask) -> Site[UrlSource]:
         state: _AppState = app.extensions[_EXTENSION_KEY]
         if state.site is None:
             route_sources = [

@@ -63,7 +63,7 @@ class SitemapMiddleware:
             url_sources = [UrlSource.from_object(name, obj) for name, obj in sources.items()]
         else:
             url_sources = list(sources)
-        self.site = Site(
+        self.site = Site[UrlSource](
             url_sources,
             page_size=page_size,
             robots_rules=robots_rules,

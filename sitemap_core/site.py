@@ -20,7 +20,7 @@ import logging
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Generic, Literal, Protocol, TypeVar
 
 from .entries import Entry
 from .errors import ConfigurationError, InvalidEntryError, SitemapTooLargeError
@@ -40,7 +40,7 @@ from .render import DocumentEncoder, IndexEncoder, TextEncoder, UrlsetEncoder
 from .robots import DEFAULT_RULES, robots_txt
 from .sources import UrlSource
 
-__all__ = ["Plan", "Site", "Target", "iter_body", "prime", "respond"]
+__all__ = ["Pending", "Plan", "Site", "Target", "begin", "decide", "iter_body", "prime", "respond"]
 
 logger = logging.getLogger("sitemap_core")
 
@@ -56,6 +56,18 @@ _PAGE = re.compile(r"/sitemap-([a-z0-9][a-z0-9_-]{0,63})-([1-9][0-9]{0,17})\.(xm
 BATCH_SIZE = 256
 
 
+class Named(Protocol):
+    """What the site needs of a source: its name. Pulling is the front's business."""
+
+    @property
+    def name(self) -> str:
+        """The source's name, as it appears in page URLs."""
+        ...
+
+
+S = TypeVar("S", bound=Named)
+
+
 @dataclass(frozen=True)
 class Target:
     """What a path names: robots.txt, the root sitemap, or page ``page`` of ``source``."""
@@ -67,11 +79,11 @@ class Target:
 
 
 @dataclass
-class Plan:
+class Plan(Generic[S]):
     """Everything needed to stream one document, decided before the first byte."""
 
     kind: Literal["urlset", "index", "text"]
-    slices: list[tuple[UrlSource, int, int]] = field(default_factory=list)
+    slices: list[tuple[S, int, int]] = field(default_factory=list)
     children: list[Entry] = field(default_factory=list)
     #: Every loc must start with this (the site's origin), or None to allow any host.
     origin: str | None = None
@@ -80,6 +92,10 @@ class Plan:
     def content_type(self) -> str:
         """The Content-Type of the document."""
         return TEXT if self.kind == "text" else XML
+
+    def headers(self) -> list[tuple[str, str]]:
+        """The response headers of the document (no length: it is streamed)."""
+        return [("Content-Type", self.content_type)]
 
     def encoder(self) -> DocumentEncoder:
         """A fresh encoder for this document kind."""
@@ -99,7 +115,7 @@ class Plan:
                 )
 
 
-class Site:
+class Site(Generic[S]):
     """The registered sources and the settings that shape the documents.
 
     ``page_size`` is the number of entries per child page (at most 50,000).
@@ -110,7 +126,7 @@ class Site:
 
     def __init__(
         self,
-        sources: Sequence[UrlSource],
+        sources: Sequence[S],
         *,
         page_size: int = MAX_URLS_PER_SITEMAP,
         robots_rules: str = DEFAULT_RULES,
@@ -143,7 +159,7 @@ class Site:
             return Target("page", _format(page.group(3)), page.group(1), int(page.group(2)))
         return None
 
-    def sources_to_count(self, target: Target) -> list[UrlSource]:
+    def sources_to_count(self, target: Target) -> list[S]:
         """The sources whose counts :meth:`plan` needs for ``target``."""
         if target.kind == "root":
             return list(self.sources.values())
@@ -167,7 +183,7 @@ class Site:
         """The robots.txt body of a site that has none of its own."""
         return robots_txt(self.sitemap_urls(base), self.robots_rules)
 
-    def plan(self, target: Target, counts: Mapping[str, int], base: BaseURL) -> Plan | None:
+    def plan(self, target: Target, counts: Mapping[str, int], base: BaseURL) -> Plan[S] | None:
         """Decide the document for ``target``; None means 404 (nothing there)."""
         origin = base.origin_prefix if self.same_host_only else None
         kind: Literal["urlset", "text"] = "text" if target.fmt == "txt" else "urlset"
@@ -177,7 +193,7 @@ class Site:
                 return None
             start = (target.page - 1) * self.page_size
             stop = min(start + self.page_size, counts[source.name])
-            return Plan(kind, [(source, start, stop)], origin=origin)
+            return Plan[S](kind, [(source, start, stop)], origin=origin)
         if target.kind != "root":
             return None
         total = sum(counts[name] for name in self.sources)
@@ -185,7 +201,7 @@ class Site:
             return None  # an empty <urlset> fails the schema: nothing to serve
         if total <= self.page_size:
             slices = [(self.sources[name], 0, n) for name, n in counts.items() if n]
-            return Plan(kind, slices, origin=origin)
+            return Plan[S](kind, slices, origin=origin)
         if target.fmt == "txt":
             return None  # text sitemaps have no index form; the pages are listed in XML
         children = [
@@ -198,14 +214,14 @@ class Site:
                 f"{len(children)} child sitemaps exceed the index limit of "
                 f"{MAX_SITEMAPS_PER_INDEX}; raise the page size"
             )
-        return Plan("index", children=children)
+        return Plan[S]("index", children=children)
 
 
 def _format(extension: str) -> Format:
     return "txt" if extension == "txt" else "xml"
 
 
-def iter_body(plan: Plan, batch_size: int = BATCH_SIZE) -> Iterator[bytes]:
+def iter_body(plan: Plan[UrlSource], batch_size: int = BATCH_SIZE) -> Iterator[bytes]:
     """Stream the plan's document as chunks, pulling sources synchronously."""
     encoder = plan.encoder()
     if plan.children:
@@ -220,18 +236,19 @@ def iter_body(plan: Plan, batch_size: int = BATCH_SIZE) -> Iterator[bytes]:
             chunk = encoder.feed(batch)
             if chunk:
                 yield chunk
-        _check_complete(source, start, stop, pulled)
+        check_complete(source.name, start, stop, pulled)
     yield encoder.close()
 
 
-def _check_complete(source: UrlSource, start: int, stop: int, pulled: int) -> None:
+def check_complete(source: str, start: int, stop: int, pulled: int) -> None:
+    """Log a source that gave fewer entries for ``[start, stop)`` than it counted."""
     # A source that yields fewer entries than it counted (rows deleted between the
     # count and the read, a wrong count=) would otherwise end the page early without a
     # word; the document stays valid, so it is logged rather than cut.
     if pulled < stop - start:
         logger.warning(
             "source %r gave %d entries for [%d, %d) where its count promised %d",
-            source.name,
+            source,
             pulled,
             start,
             stop,
@@ -258,13 +275,25 @@ def _logged(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
         raise
 
 
-def respond(site: Site, method: str, path: str, base_url: Callable[[], BaseURL]) -> Reply | None:
-    """Answer a request synchronously; None when ``path`` is not the site's.
+@dataclass(frozen=True)
+class Pending(Generic[S]):
+    """A request for a document, waiting for the counts of ``sources``."""
 
-    ``base_url`` is called only when the path is the site's; it may raise
-    :class:`UntrustedHostError` (answered 400). A source error before the first byte
-    propagates to the caller, which answers 500; after it, the body raises mid-stream
-    and the server cuts the transfer, so no truncated document looks complete.
+    target: Target
+    base: BaseURL
+    head: bool
+    sources: list[S]
+
+
+def begin(
+    site: Site[S], method: str, path: str, base_url: Callable[[], BaseURL]
+) -> Reply | Pending[S] | None:
+    """Everything before a source is touched: match, method, host, robots.
+
+    Returns None when ``path`` is not the site's, a finished :class:`Reply`, or a
+    :class:`Pending` whose sources the front counts (synchronously or not) before
+    calling :func:`decide`. ``base_url`` is called only for the site's paths and may
+    raise :class:`UntrustedHostError` (answered 400).
     """
     target = site.match(path)
     if target is None:
@@ -278,13 +307,35 @@ def respond(site: Site, method: str, path: str, base_url: Callable[[], BaseURL])
         return bad_request(str(exc), head)
     if target.kind == "robots":
         return plain_text(200, site.robots(base), head)
-    counts = {source.name: source.count() for source in site.sources_to_count(target)}
-    plan = site.plan(target, counts, base)
+    return Pending(target, base, head, site.sources_to_count(target))
+
+
+def decide(site: Site[S], pending: Pending[S], counts: Mapping[str, int]) -> Reply | Plan[S]:
+    """After counting: a 404, the headers-only answer to HEAD, or the plan to stream."""
+    plan = site.plan(pending.target, counts, pending.base)
     if plan is None:
-        return not_found(head)
-    headers = [("Content-Type", plan.content_type)]
-    if head:
+        return not_found(pending.head)
+    if pending.head:
         # An iterator, not an empty tuple: a WSGI stack would take a sized empty body for
         # "Content-Length: 0", a lie about the GET response's length.
-        return Reply(200, headers, iter(()))
-    return Reply(200, headers, prime(iter_body(plan)))
+        return Reply(200, plan.headers(), iter(()))
+    return plan
+
+
+def respond(
+    site: Site[UrlSource], method: str, path: str, base_url: Callable[[], BaseURL]
+) -> Reply | None:
+    """Answer a request synchronously; None when ``path`` is not the site's.
+
+    A source error before the first byte propagates to the caller, which answers 500;
+    after it, the body raises mid-stream and the server cuts the transfer, so no
+    truncated document looks complete.
+    """
+    step = begin(site, method, path, base_url)
+    if not isinstance(step, Pending):
+        return step
+    counts = {source.name: source.count() for source in step.sources}
+    plan = decide(site, step, counts)
+    if isinstance(plan, Reply):
+        return plan
+    return Reply(200, plan.headers(), prime(iter_body(plan)))

@@ -23,7 +23,7 @@ from typing import Any, Protocol, TypeAlias, runtime_checkable
 from .entries import Entry
 from .errors import ConfigurationError, InvalidEntryError
 
-__all__ = ["SECTION_NAME", "Item", "Sliceable", "UrlSource", "coerce_batch"]
+__all__ = ["SECTION_NAME", "Item", "Sliceable", "UrlSource", "check_name", "coerce_batch"]
 
 #: What a source may yield: a validated entry or a bare URL.
 Item: TypeAlias = Entry | str
@@ -31,6 +31,16 @@ Item: TypeAlias = Entry | str
 #: Section names appear in child URLs (``sitemap-<name>-<n>.xml``), so they are kept
 #: to lower-case URL-safe words.
 SECTION_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+
+
+def check_name(name: str) -> str:
+    """Return ``name`` if it can name a source, else raise :class:`ConfigurationError`."""
+    if not isinstance(name, str) or not SECTION_NAME.fullmatch(name):
+        raise ConfigurationError(
+            f"source name {name!r} must be 1-64 lower-case letters, digits, '_' or '-'"
+            " and start with a letter or digit (it appears in sitemap URLs)"
+        )
+    return name
 
 
 @runtime_checkable
@@ -88,11 +98,7 @@ class UrlSource:
         Raises :class:`ConfigurationError` at registration time for anything else
         (notably a generator *object*, which could be iterated only once).
         """
-        if not SECTION_NAME.fullmatch(name):
-            raise ConfigurationError(
-                f"source name {name!r} must be 1-64 lower-case letters, digits, '_' or '-'"
-                " and start with a letter or digit (it appears in sitemap URLs)"
-            )
+        check_name(name)
         if count is not None and not callable(count):
             raise ConfigurationError(f"count= of source {name!r} must be a callable")
         if isinstance(obj, Sliceable) and not isinstance(obj, str | bytes):

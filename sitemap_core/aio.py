@@ -1,0 +1,300 @@
+"""The asynchronous counterparts of :class:`~sitemap_core.sources.UrlSource` and of the
+body loop: the only part of serving that differs between a sync and an async front.
+
+Nothing here picks an event loop or a thread pool. Sync sources must not block the
+loop, so the front passes, per request, a :class:`Runner` that knows its concurrency
+library.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterator
+from typing import Any, Protocol, TypeVar, runtime_checkable
+
+from .entries import Entry
+from .errors import ConfigurationError
+from .hosts import BaseURL
+from .http import Reply
+from .site import BATCH_SIZE, Pending, Plan, Site, begin, check_complete, decide, logger
+from .sources import Item, UrlSource, check_name, coerce_batch
+
+__all__ = ["AsyncSliceable", "AsyncUrlSource", "Runner", "aiter_body", "respond_async"]
+
+T = TypeVar("T")
+
+
+class Runner(Protocol):
+    """How a front runs sync source code off its event loop, for one request."""
+
+    async def run_sync(self, func: Callable[[], T]) -> T:
+        """Await ``func()`` run in a worker thread (counts)."""
+        ...
+
+    def pull_sync(
+        self, make_batches: Callable[[], Iterator[list[Entry]]]
+    ) -> AsyncIterator[list[Entry]]:
+        """Iterate ``make_batches()`` in ONE worker thread, a batch per hop.
+
+        One thread for the whole iteration, because a source may hold objects bound to
+        the thread that made them (a sqlite3 connection). Closing the async iterator
+        must stop the thread's pulling and close the sync iterator.
+        """
+        ...
+
+
+@runtime_checkable
+class AsyncSliceable(Protocol):
+    """An async source with range access: ``await count()`` and ``slice(start, stop)``.
+
+    The async twin of a sized sliceable: a query doing ``COUNT(*)`` and
+    ``LIMIT/OFFSET`` through an async database driver.
+    """
+
+    async def count(self) -> int:
+        """How many entries there are."""
+        ...
+
+    def slice(self, start: int, stop: int) -> AsyncIterable[Item]:
+        """The entries in ``[start, stop)``."""
+        ...
+
+
+_Count = Callable[[Runner], Awaitable[int]]
+_Batches = Callable[[Runner, int, int, int], AsyncIterator[list[Entry]]]
+
+
+class AsyncUrlSource:
+    """A named source with async counting and async batches of validated entries."""
+
+    def __init__(self, name: str, count: _Count, batches: _Batches) -> None:
+        self.name = name
+        self._count = count
+        self._batches = batches
+
+    @classmethod
+    def from_object(
+        cls,
+        name: str,
+        obj: Any,
+        *,
+        count: Callable[[], int] | Callable[[], Awaitable[int]] | None = None,
+    ) -> AsyncUrlSource:
+        """Adapt any supported source object.
+
+        * an :class:`AsyncSliceable` (async count, async slice): the big-site path;
+        * an async generator function: counted by walking, sliced by skipping, unless
+          ``count=`` (sync or async) is given;
+        * a coroutine function: awaited, and its result (a list, a sliceable) used as
+          a sync source would be;
+        * anything :meth:`UrlSource.from_object` takes (sync sliceables and callables,
+          generator functions): counted and pulled in a worker thread.
+        """
+        check_name(name)
+        counter = _counter(name, count)
+        if isinstance(obj, AsyncSliceable):
+            sliceable = obj
+            return cls(
+                name,
+                counter or (lambda runner: sliceable.count()),
+                lambda runner, start, stop, size: _async_batches(
+                    sliceable.slice(start, stop), name, start, stop, size, skip=0
+                ),
+            )
+        if inspect.isasyncgenfunction(obj):
+            factory: Callable[[], AsyncIterable[Item]] = obj
+            return cls(
+                name,
+                counter or (lambda runner: _async_walk_count(factory())),
+                lambda runner, start, stop, size: _async_batches(
+                    factory(), name, start, stop, size, skip=start
+                ),
+            )
+        if inspect.iscoroutinefunction(obj):
+            coroutine_function = obj
+
+            async def resolved() -> UrlSource:
+                result = await coroutine_function()
+                return UrlSource.from_object(name, _as_callable(result))
+
+            async def count_resolved(runner: Runner) -> int:
+                source = await resolved()
+                return await runner.run_sync(source.count)
+
+            return cls(
+                name,
+                counter or count_resolved,
+                lambda runner, start, stop, size: _resolved_batches(
+                    resolved, runner, start, stop, size
+                ),
+            )
+        sync = UrlSource.from_object(name, obj)
+        return cls(
+            name,
+            counter or (lambda runner: runner.run_sync(sync.count)),
+            lambda runner, start, stop, size: runner.pull_sync(
+                lambda: sync.batches(start, stop, size)
+            ),
+        )
+
+    async def count(self, runner: Runner) -> int:
+        """Return how many entries the source holds now."""
+        total = await self._count(runner)
+        if isinstance(total, bool) or not isinstance(total, int) or total < 0:
+            raise ConfigurationError(
+                f"count of source {self.name!r} returned {total!r}, not a whole number"
+            )
+        return total
+
+    def batches(
+        self, runner: Runner, start: int, stop: int, size: int = BATCH_SIZE
+    ) -> AsyncIterator[list[Entry]]:
+        """Yield the entries of ``[start, stop)`` as validated lists of at most ``size``."""
+        return self._batches(runner, start, stop, size)
+
+
+def _as_callable(result: Any) -> Any:
+    # A sliceable is adapted as it is; anything else is wrapped so that UrlSource takes
+    # it as "a callable returning an iterable" (and validates it on the way).
+    return result if callable(result) or hasattr(result, "__getitem__") else lambda: result
+
+
+def _counter(
+    name: str, count: Callable[[], int] | Callable[[], Awaitable[int]] | None
+) -> _Count | None:
+    if count is None:
+        return None
+    if not callable(count):
+        raise ConfigurationError(f"count= of source {name!r} must be a callable")
+    if inspect.iscoroutinefunction(count):
+        async_count: Callable[[], Awaitable[int]] = count
+        return lambda runner: async_count()
+    sync_count: Callable[[], int] = count  # type: ignore[assignment]
+    return lambda runner: runner.run_sync(sync_count)
+
+
+async def _async_walk_count(items: AsyncIterable[Any]) -> int:
+    total = 0
+    iterator = aiter(items)
+    try:
+        async for _ in iterator:
+            total += 1
+    finally:
+        await _aclose(iterator)
+    return total
+
+
+async def _async_batches(
+    items: AsyncIterable[Item], name: str, start: int, stop: int, size: int, *, skip: int
+) -> AsyncIterator[list[Entry]]:
+    # ``skip`` entries are dropped first (a plain async generator has no range access);
+    # at most ``stop - start`` are then yielded even if the source gives more.
+    iterator = aiter(items)
+    try:
+        skipped = 0
+        wanted = stop - start
+        pending: list[Any] = []
+        async for item in iterator:
+            if skipped < skip:
+                skipped += 1
+                continue
+            pending.append(item)
+            wanted -= 1
+            if len(pending) == size or wanted == 0:
+                yield coerce_batch(pending, name)
+                pending = []
+            if wanted == 0:
+                break
+        if pending:
+            yield coerce_batch(pending, name)
+    finally:
+        await _aclose(iterator)
+
+
+async def _resolved_batches(
+    resolved: Callable[[], Awaitable[UrlSource]],
+    runner: Runner,
+    start: int,
+    stop: int,
+    size: int,
+) -> AsyncIterator[list[Entry]]:
+    source = await resolved()
+    batches = runner.pull_sync(lambda: source.batches(start, stop, size))
+    try:
+        async for batch in batches:
+            yield batch
+    finally:
+        await _aclose(batches)
+
+
+async def _aclose(iterator: object) -> None:
+    # Abandoned async generators are otherwise closed by the garbage collector, late
+    # and outside any cancel scope; closing them here releases cursors and threads now.
+    aclose = getattr(iterator, "aclose", None)
+    if aclose is not None:
+        await aclose()
+
+
+async def aiter_body(
+    plan: Plan[AsyncUrlSource], runner: Runner, batch_size: int = BATCH_SIZE
+) -> AsyncIterator[bytes]:
+    """Stream the plan's document as chunks, pulling sources asynchronously."""
+    encoder = plan.encoder()
+    if plan.children:
+        chunk = encoder.feed(plan.children)
+        if chunk:
+            yield chunk
+    for source, start, stop in plan.slices:
+        pulled = 0
+        batches = source.batches(runner, start, stop, batch_size)
+        try:
+            async for batch in batches:
+                plan.check(batch, source.name)
+                pulled += len(batch)
+                chunk = encoder.feed(batch)
+                if chunk:
+                    yield chunk
+        finally:
+            await _aclose(batches)
+        check_complete(source.name, start, stop, pulled)
+    yield encoder.close()
+
+
+async def respond_async(
+    site: Site[AsyncUrlSource],
+    method: str,
+    path: str,
+    base_url: Callable[[], BaseURL],
+    runner: Runner,
+) -> Reply | None:
+    """Answer a request asynchronously; None when ``path`` is not the site's.
+
+    As :func:`~sitemap_core.site.respond`: a source error before the first byte is
+    raised here, after it the body raises. The body is an async iterator of bytes.
+    """
+    step = begin(site, method, path, base_url)
+    if not isinstance(step, Pending):
+        return step
+    counts = {source.name: await source.count(runner) for source in step.sources}
+    plan = decide(site, step, counts)
+    if isinstance(plan, Reply):
+        return plan
+    body = aiter_body(plan, runner)
+    try:
+        first = await anext(body)
+    except BaseException:
+        await _aclose(body)
+        raise
+    return Reply(200, plan.headers(), _logged(first, body))
+
+
+async def _logged(first: bytes, rest: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    yield first
+    try:
+        async for chunk in rest:
+            yield chunk
+    except Exception:
+        logger.exception("sitemap source failed mid-response; the transfer is cut")
+        raise
+    finally:
+        await _aclose(rest)

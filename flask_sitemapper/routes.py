@@ -9,25 +9,25 @@ site's base URL, so blueprints, ``url_defaults`` and ``APPLICATION_ROOT`` all ap
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sized
+from collections.abc import Callable, Iterable, Iterator, Sized
 from dataclasses import dataclass, field
 from itertools import islice
-from typing import Any, TypeAlias
+from typing import Any
 
 from flask import Flask, url_for
 
 from sitemap_core import ConfigurationError, Entry, InvalidEntryError
 from sitemap_core.entries import ChangeFreq, LastmodInput
+from sitemap_core.params import (
+    ParamItem,
+    Params,
+    check_params,
+    entry_defaults,
+    split_param_item,
+    wraps,
+)
 
 __all__ = ["Params", "RouteSpec", "route_entries"]
-
-#: One item of ``params``: the URL values, optionally with per-URL entry fields
-#: (``lastmod``, ``changefreq``, ``priority``) as a second mapping.
-ParamItem: TypeAlias = Mapping[str, Any] | tuple[Mapping[str, Any], Mapping[str, Any]]
-#: ``params=``: a callable returning param items, or a list / tuple of them.
-Params: TypeAlias = Callable[[], Iterable[ParamItem]] | Iterable[ParamItem]
-
-_ENTRY_FIELDS = frozenset({"lastmod", "changefreq", "priority"})
 
 
 @dataclass
@@ -50,29 +50,9 @@ class RouteSpec:
         """Validate the decorator's arguments now, at import time, not on the first crawl."""
         if not callable(view):
             raise ConfigurationError(f"include() decorates a view function, got {view!r}")
-        defaults: dict[str, Any] = {
-            name: value
-            for name, value in (
-                ("lastmod", lastmod),
-                ("changefreq", changefreq),
-                ("priority", priority),
-            )
-            if value is not None
-        }
-        # Building a throw-away entry runs every field's validation with one code path.
-        Entry("http://validation.invalid/", lastmod, changefreq, priority)
-        if params is not None:
-            if isinstance(params, Iterator):
-                raise ConfigurationError(
-                    f"params= of {view.__qualname__} is an iterator, which can be read "
-                    "only once; pass a function returning it, or a list"
-                )
-            if not callable(params) and not isinstance(params, Iterable):
-                raise ConfigurationError(
-                    f"params= of {view.__qualname__} must be a callable or a list, "
-                    f"got {type(params).__name__}"
-                )
-        else:
+        defaults = entry_defaults(lastmod, changefreq, priority)
+        check_params(params, view.__qualname__)
+        if params is None:
             required = _required_arguments(view)
             if required:
                 raise ConfigurationError(
@@ -83,7 +63,7 @@ class RouteSpec:
 
     def endpoints(self, app: Flask) -> list[str]:
         """The endpoints ``app`` registered for this view (through any wrappers)."""
-        found = [name for name, func in app.view_functions.items() if _wraps(func, self.view)]
+        found = [name for name, func in app.view_functions.items() if wraps(func, self.view)]
         if not found:
             raise ConfigurationError(
                 f"{self.view.__qualname__} is decorated with include() but is not a route "
@@ -114,7 +94,7 @@ class RouteSpec:
         name = self.view.__qualname__
         for endpoint in self.endpoints(app):
             for item in self.param_items():
-                values, fields = _split_item(item, name)
+                values, fields = split_param_item(item, name)
                 url = url_for(endpoint, _external=True, **values)
                 try:
                     yield Entry(url, **{**self.defaults, **fields})
@@ -126,37 +106,6 @@ def route_entries(app: Flask, specs: list[RouteSpec], start: int, stop: int) -> 
     """The entries ``[start, stop)`` of the given specs, in registration order."""
     chained = (entry for spec in specs for entry in spec.entries(app))
     return islice(chained, start, stop)
-
-
-def _split_item(item: Any, view: str) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
-    if isinstance(item, tuple) and len(item) == 2:
-        values, fields = item
-    else:
-        values, fields = item, {}
-    if not isinstance(values, Mapping) or not isinstance(fields, Mapping):
-        raise InvalidEntryError(
-            "params", item, "items must be a dict of URL values or a (values, fields) pair", view
-        )
-    unknown = set(fields) - _ENTRY_FIELDS
-    if unknown:
-        raise InvalidEntryError(
-            "params",
-            item,
-            f"unknown entry fields {sorted(unknown)}; use {sorted(_ENTRY_FIELDS)}",
-            view,
-        )
-    return values, fields
-
-
-def _wraps(func: Callable[..., Any], target: Callable[..., Any]) -> bool:
-    seen = 0
-    current: Any = func
-    while current is not None and seen < 100:  # a bound on pathological __wrapped__ cycles
-        if current is target:
-            return True
-        current = getattr(current, "__wrapped__", None)
-        seen += 1
-    return False
 
 
 def _required_arguments(view: Callable[..., Any]) -> list[str]:

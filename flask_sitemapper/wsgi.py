@@ -104,27 +104,29 @@ class SitemapMiddleware:
     def _robots(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         head = environ.get("REQUEST_METHOD") == "HEAD"
         captured = _Captured()
-        app_body = self.app(environ, captured.start_response)
+        # Asked with GET even for HEAD: an app answers HEAD without a body, and the body
+        # is what the Sitemap line is merged into (and what the length must describe).
+        app_body = self.app({**environ, "REQUEST_METHOD": "GET"}, captured.start_response)
         status = captured.status_code
         content_type = captured.header("Content-Type") or ""
         if status not in (200, 404) or (
             status == 200 and not content_type.lower().startswith("text/plain")
         ):
-            return captured.replay(app_body, start_response)
+            return captured.replay(app_body, start_response, head)
         try:
             base = self._base(environ)
         except UntrustedHostError as exc:
             if status == 200:
-                return captured.replay(app_body, start_response)
+                return captured.replay(app_body, start_response, head)
             _close(app_body)
             return _send(bad_request(str(exc), head), start_response)
         if status == 404:
             _close(app_body)
             return _send(plain_text(200, self.site.robots(base), head), start_response)
-        data = _read(app_body, MAX_ROBOTS_BYTES + 1)
+        data = _read_all(app_body)
         if len(data) > MAX_ROBOTS_BYTES:
             logger.warning("robots.txt is over %d bytes; Sitemap line not added", MAX_ROBOTS_BYTES)
-            return captured.replay([data], start_response)
+            return captured.replay([data], start_response, head)
         text = merge_sitemap_lines(data.decode("utf-8", "replace"), self.site.sitemap_urls(base))
         reply = plain_text(200, text, head)
         # Keep the app's other headers (caching policy, etc.) but not its validators or
@@ -177,8 +179,13 @@ class _Captured:
         lowered = name.lower()
         return next((v for k, v in self.headers if k.lower() == lowered), None)
 
-    def replay(self, body: Iterable[bytes], start_response: StartResponse) -> Iterable[bytes]:
+    def replay(
+        self, body: Iterable[bytes], start_response: StartResponse, head: bool
+    ) -> Iterable[bytes]:
         start_response(self.status, self.headers, self.exc_info)
+        if head:
+            _close(body)
+            return []
         return body
 
 
@@ -188,18 +195,12 @@ def _refuse_write(data: bytes) -> object:
     raise RuntimeError("write() is not supported by SitemapMiddleware for /robots.txt")
 
 
-def _read(body: Iterable[bytes], limit: int) -> bytes:
-    parts: list[bytes] = []
-    size = 0
+def _read_all(body: Iterable[bytes]) -> bytes:
+    # Whole, even past the size limit: an oversized file is passed on intact, not cut.
     try:
-        for part in body:
-            parts.append(part)
-            size += len(part)
-            if size >= limit:
-                break
+        return b"".join(body)
     finally:
         _close(body)
-    return b"".join(parts)
 
 
 def _close(body: Iterable[bytes]) -> None:

@@ -1,0 +1,34 @@
+"""asgi_sitemap: sitemaps and robots.txt for any ASGI app (Starlette, FastAPI, ...).
+
+``SitemapMiddleware`` is pure ASGI middleware; ``SitemapRoutes`` marks Starlette /
+FastAPI endpoints; ``url_for`` builds absolute URLs inside sources. The core's public
+names are re-exported, so one import suffices.
+"""
+
+from sitemap_core import (
+    ChangeFreq,
+    ConfigurationError,
+    Entry,
+    InvalidEntryError,
+    SitemapError,
+    SitemapTooLargeError,
+)
+from sitemap_core.aio import AsyncSliceable, AsyncUrlSource
+
+from .context import url_for
+from .middleware import SitemapMiddleware
+from .routes import SitemapRoutes
+
+__all__ = [
+    "AsyncSliceable",
+    "AsyncUrlSource",
+    "ChangeFreq",
+    "ConfigurationError",
+    "Entry",
+    "InvalidEntryError",
+    "SitemapError",
+    "SitemapMiddleware",
+    "SitemapRoutes",
+    "SitemapTooLargeError",
+    "url_for",
+]

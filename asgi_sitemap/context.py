@@ -1,0 +1,47 @@
+"""What a source may ask about the request being answered: absolute URLs.
+
+While the middleware serves a sitemap it sets the site's trusted base URL and the app's
+router here, so a source (sync ones run in a worker thread, which inherits the
+context) can call :func:`url_for` like Starlette's ``request.url_for``.
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any
+
+from sitemap_core import BaseURL
+
+__all__ = ["SitemapContext", "current", "url_for"]
+
+
+@dataclass(frozen=True)
+class SitemapContext:
+    """The base URL of the sitemap being served and the router of the app, if any."""
+
+    base: BaseURL
+    router: Any | None
+
+
+_current: ContextVar[SitemapContext] = ContextVar("asgi_sitemap_context")
+
+
+def current() -> SitemapContext:
+    """The context of the sitemap being served; LookupError outside of one."""
+    try:
+        return _current.get()
+    except LookupError:
+        raise LookupError("asgi_sitemap.url_for() works only while a sitemap is served") from None
+
+
+def url_for(name: str, /, **path_params: Any) -> str:
+    """Absolute URL of the route ``name`` on the site's trusted base URL.
+
+    Uses the router's own ``url_path_for``, so mounts and converters apply.
+    """
+    context = current()
+    if context.router is None:
+        raise LookupError("no router: wrap a Starlette / FastAPI app, or pass router=")
+    path = str(context.router.url_path_for(name, **path_params))
+    return context.base.join(path)

@@ -1,0 +1,262 @@
+"""Pure ASGI middleware: sitemaps and robots.txt in front of any ASGI application.
+
+::
+
+    app = SitemapMiddleware(app, {"posts": all_posts}, base_url="https://example.com")
+    # Starlette / FastAPI:  app.add_middleware(SitemapMiddleware, sources={...}, routes=routes)
+
+It answers the sitemap paths and ``/robots.txt`` and passes everything else (other
+paths, lifespan and websocket scopes) to the app untouched. It is not a
+``BaseHTTPMiddleware``, so responses stream and the app's own streaming is unaffected.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping
+from typing import Any
+
+import anyio
+
+from sitemap_core import BaseURL, Site
+from sitemap_core.aio import AsyncUrlSource, respond_async
+from sitemap_core.hosts import LOOPBACK_HOSTS, UntrustedHostError
+from sitemap_core.http import Reply, bad_request, plain_text
+from sitemap_core.limits import MAX_ROBOTS_BYTES, MAX_URLS_PER_SITEMAP
+from sitemap_core.robots import DEFAULT_RULES, merge_sitemap_lines
+
+from .context import SitemapContext, _current
+from .routes import SitemapRoutes
+from .threads import ThreadRunner
+
+__all__ = ["SitemapMiddleware"]
+
+logger = logging.getLogger("asgi_sitemap")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+class SitemapMiddleware:
+    """Serve ``/sitemap.xml``, its pages and ``/robots.txt`` for an ASGI app.
+
+    ``sources`` maps names to sources (sync or async callables and generators, sized
+    sliceables, :class:`~sitemap_core.aio.AsyncSliceable` objects) or is a list of
+    :class:`~sitemap_core.aio.AsyncUrlSource`. ``routes`` adds the endpoints marked
+    with a :class:`~asgi_sitemap.routes.SitemapRoutes`. ``base_url`` fixes the origin
+    of the URLs; without it the request's host is used when it is in
+    ``allowed_hosts`` (default: loopback only) and other hosts get 400. ``router``
+    is found from the app (``scope["app"].router``) unless given.
+    """
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        sources: Mapping[str, Any] | Iterable[AsyncUrlSource] = (),
+        *,
+        routes: SitemapRoutes | None = None,
+        base_url: str | None = None,
+        allowed_hosts: Iterable[str] = LOOPBACK_HOSTS,
+        page_size: int = MAX_URLS_PER_SITEMAP,
+        robots: bool = True,
+        robots_rules: str = DEFAULT_RULES,
+        same_host_only: bool = True,
+        router: Any | None = None,
+    ) -> None:
+        self.app = app
+        if isinstance(sources, Mapping):
+            adapted = [AsyncUrlSource.from_object(name, obj) for name, obj in sources.items()]
+        else:
+            adapted = list(sources)
+        if routes is not None:
+            adapted.insert(0, routes.source())
+        self.site = Site(
+            adapted,
+            page_size=page_size,
+            robots_rules=robots_rules,
+            same_host_only=same_host_only,
+        )
+        self.base_url = None if base_url is None else BaseURL.parse(base_url)
+        self.allowed_hosts = tuple(allowed_hosts)
+        self.robots = robots
+        self.router = router
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Answer sitemap paths; pass everything else to the wrapped app."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path = _route_path(scope)
+        target = self.site.match(path)
+        if target is None or (target.kind == "robots" and not self.robots):
+            await self.app(scope, receive, send)
+            return
+        method = scope["method"]
+        if target.kind == "robots" and method in ("GET", "HEAD"):
+            await self._robots(scope, receive, send)
+            return
+        await self._sitemap(scope, receive, send, method, path)
+
+    def _base(self, scope: Scope) -> BaseURL:
+        if self.base_url is not None:
+            return self.base_url
+        host = _header(scope, b"host")
+        if host is None:
+            server = scope.get("server")
+            host = f"{server[0]}:{server[1]}" if server else ""
+        return BaseURL.from_request(
+            scope.get("scheme", "http"), host, scope.get("root_path", ""), self.allowed_hosts
+        )
+
+    def _router(self, scope: Scope) -> Any | None:
+        if self.router is not None:
+            return self.router
+        for candidate in (scope.get("app"), self.app):
+            router = getattr(candidate, "router", None)
+            if router is not None:
+                return router
+        return None
+
+    async def _sitemap(
+        self, scope: Scope, receive: Receive, send: Send, method: str, path: str
+    ) -> None:
+        router = self._router(scope)
+
+        tokens = []
+
+        def base_url() -> BaseURL:
+            base = self._base(scope)
+            # Sources (and threads started from here on) see the base URL and router.
+            tokens.append(_current.set(SitemapContext(base, router)))
+            return base
+
+        try:
+            async with anyio.create_task_group() as task_group:
+                runner = ThreadRunner(task_group)
+                try:
+                    reply = await respond_async(self.site, method, path, base_url, runner)
+                except Exception:
+                    logger.exception("sitemap %s failed before the response started", path)
+                    reply = plain_text(500, "Internal Server Error\n")
+                assert reply is not None  # match() said the path is the site's
+                await _send_reply(reply, receive, send, task_group)
+        finally:
+            for token in tokens:
+                _current.reset(token)
+
+    async def _robots(self, scope: Scope, receive: Receive, send: Send) -> None:
+        head = scope["method"] == "HEAD"
+        captured = _Captured()
+        # Asked with GET even for HEAD: an app answers HEAD without a body, and the body
+        # is what the Sitemap line is merged into (and what the length must describe).
+        await self.app({**scope, "method": "GET"}, receive, captured.send)
+        status = captured.status
+        content_type = captured.header("content-type") or ""
+        if status not in (200, 404) or (
+            status == 200 and not content_type.lower().startswith("text/plain")
+        ):
+            await captured.replay(send, head)
+            return
+        try:
+            base = self._base(scope)
+        except UntrustedHostError as exc:
+            if status == 200:
+                await captured.replay(send, head)
+            else:
+                await _send_small(bad_request(str(exc), head), send)
+            return
+        if status == 404:
+            await _send_small(plain_text(200, self.site.robots(base), head), send)
+            return
+        data = b"".join(captured.body)
+        if len(data) > MAX_ROBOTS_BYTES:
+            logger.warning("robots.txt is over %d bytes; Sitemap line not added", MAX_ROBOTS_BYTES)
+            await captured.replay(send, head)
+            return
+        text = merge_sitemap_lines(data.decode("utf-8", "replace"), self.site.sitemap_urls(base))
+        reply = plain_text(200, text, head)
+        # Keep the app's other headers but not its validators or length, which
+        # described its own file.
+        dropped = {"content-length", "content-type", "etag", "last-modified"}
+        reply.headers += [(k, v) for k, v in captured.headers if k.lower() not in dropped]
+        await _send_small(reply, send)
+
+
+def _route_path(scope: Scope) -> str:
+    # As Starlette's routing does: the path below where the app is mounted.
+    path: str = scope["path"]
+    root_path: str = scope.get("root_path", "")
+    if root_path and path.startswith(root_path):
+        return path[len(root_path) :] or "/"
+    return path
+
+
+def _header(scope: Scope, name: bytes) -> str | None:
+    for key, value in scope.get("headers", ()):
+        if key.lower() == name:
+            return bytes(value).decode("latin-1")
+    return None
+
+
+async def _send_start(reply: Reply, send: Send) -> None:
+    headers = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in reply.headers]
+    await send({"type": "http.response.start", "status": reply.status, "headers": headers})
+
+
+async def _send_small(reply: Reply, send: Send) -> None:
+    body = reply.body
+    assert isinstance(body, Iterable)
+    await _send_start(reply, send)
+    await send({"type": "http.response.body", "body": b"".join(body)})
+
+
+async def _send_reply(reply: Reply, receive: Receive, send: Send, task_group: Any) -> None:
+    body = reply.body
+    if isinstance(body, Iterable):
+        await _send_small(reply, send)
+        return
+    await _send_start(reply, send)
+
+    async def watch_disconnect() -> None:
+        # A client that goes away cancels the streaming, which stops pulling entries
+        # (and lets a sync source's thread finish at its next batch).
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                task_group.cancel_scope.cancel()
+                return
+
+    task_group.start_soon(watch_disconnect)
+    async for chunk in body:
+        await send({"type": "http.response.body", "body": chunk, "more_body": True})
+    await send({"type": "http.response.body", "body": b""})
+    task_group.cancel_scope.cancel()  # stop watching for a disconnect
+
+
+class _Captured:
+    """Buffers what the wrapped app sends for /robots.txt (a small file)."""
+
+    def __init__(self) -> None:
+        self.status = 500
+        self.headers: list[tuple[str, str]] = []
+        self.raw_headers: list[tuple[bytes, bytes]] = []
+        self.body: list[bytes] = []
+
+    async def send(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self.status = int(message["status"])
+            self.raw_headers = [(bytes(k), bytes(v)) for k, v in message.get("headers", ())]
+            self.headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in self.raw_headers]
+        elif message["type"] == "http.response.body":
+            self.body.append(bytes(message.get("body", b"")))
+
+    def header(self, name: str) -> str | None:
+        return next((v for k, v in self.headers if k.lower() == name), None)
+
+    async def replay(self, send: Send, head: bool) -> None:
+        start = {"type": "http.response.start", "status": self.status, "headers": self.raw_headers}
+        await send(start)
+        await send({"type": "http.response.body", "body": b"" if head else b"".join(self.body)})

@@ -1,0 +1,225 @@
+"""Starlette and FastAPI routes as a URL source.
+
+::
+
+    routes = SitemapRoutes()
+
+    @app.get("/posts/{post_id}")                     # FastAPI; or Route(...) in Starlette
+    @routes.include(params=post_params, changefreq="weekly")
+    async def post(post_id: int): ...
+
+Each marked endpoint is found among the app's routes (through mounts, by identity,
+through ``functools.wraps`` wrappers) and its URLs are built with the router's own
+``url_path_for`` on the trusted base URL. ``params`` may be a list, a sync callable
+(run in a worker thread), a coroutine function or an async generator function.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sized
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from sitemap_core import ConfigurationError, Entry, InvalidEntryError
+from sitemap_core.aio import AsyncUrlSource, Runner
+from sitemap_core.entries import ChangeFreq, LastmodInput
+from sitemap_core.params import Params, check_params, entry_defaults, split_param_item, wraps
+from sitemap_core.sources import check_name
+
+from .context import current, url_for
+
+__all__ = ["SitemapRoutes"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass
+class _Spec:
+    endpoint: Callable[..., Any]
+    params: Params | None
+    defaults: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return getattr(self.endpoint, "__qualname__", repr(self.endpoint))
+
+
+class SitemapRoutes:
+    """A registry of endpoints to list in the sitemap, as the source ``name``."""
+
+    def __init__(self, name: str = "pages") -> None:
+        self.name = check_name(name)
+        self._specs: list[_Spec] = []
+
+    def include(
+        self,
+        *,
+        params: Params | None = None,
+        lastmod: LastmodInput | None = None,
+        changefreq: ChangeFreq | str | None = None,
+        priority: float | None = None,
+    ) -> Callable[[F], F]:
+        """Mark an endpoint; bad arguments raise here, at import time.
+
+        A route with path parameters needs ``params``: dicts of path values, or
+        ``(values, fields)`` pairs with per-URL ``lastmod`` / ``changefreq`` /
+        ``priority``. The rest are defaults for every URL of the route.
+        """
+        defaults = entry_defaults(lastmod, changefreq, priority)
+
+        def decorator(endpoint: F) -> F:
+            if not callable(endpoint):
+                raise ConfigurationError(f"include() decorates an endpoint, got {endpoint!r}")
+            spec = _Spec(endpoint, params, defaults)
+            check_params(params, spec.label)
+            self._specs.append(spec)
+            return endpoint
+
+        return decorator
+
+    def source(self) -> AsyncUrlSource:
+        """The marked routes as a source (the middleware calls this)."""
+        return AsyncUrlSource(self.name, self._count, self._batches)
+
+    # The router is only known while a request is served (scope["app"]), so routes
+    # are matched then, from the context the middleware sets.
+
+    def _routes_of(self, spec: _Spec) -> list[tuple[str, Any]]:
+        router = current().router
+        if router is None:
+            raise ConfigurationError("SitemapRoutes needs a Starlette / FastAPI router")
+        found = [
+            (name, route)
+            for name, route in _named_routes(router.routes)
+            if wraps(route.endpoint, spec.endpoint)
+        ]
+        if not found:
+            raise ConfigurationError(
+                f"{spec.label} is marked with include() but is not a route of this app"
+            )
+        for name, route in found:
+            if getattr(route, "param_convertors", None) and spec.params is None:
+                raise ConfigurationError(
+                    f"route {name!r} has path parameters; include() needs params= for it"
+                )
+        return found
+
+    async def _count(self, runner: Runner) -> int:
+        total = 0
+        for spec in self._specs:
+            routes = len(self._routes_of(spec))
+            total += routes * await _count_params(spec, runner)
+        return total
+
+    async def _batches(
+        self, runner: Runner, start: int, stop: int, size: int
+    ) -> AsyncIterator[list[Entry]]:
+        # Route sources are small by nature; page N skips the entries before it.
+        position = 0
+        pending: list[Entry] = []
+        for spec in self._specs:
+            for name, _route in self._routes_of(spec):
+                async for batch in _spec_batches(spec, name, runner, size):
+                    for entry in batch:
+                        if start <= position < stop:
+                            pending.append(entry)
+                        position += 1
+                    if len(pending) >= size:
+                        yield pending
+                        pending = []
+                    if position >= stop:
+                        break
+                if position >= stop:
+                    break
+        if pending:
+            yield pending
+
+
+def _named_routes(routes: Iterable[Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    for route in routes:
+        children = getattr(route, "routes", None)
+        if children is not None and not hasattr(route, "endpoint"):  # a Mount / Host
+            name = getattr(route, "name", None)
+            yield from _named_routes(children, f"{prefix}{name}:" if name else prefix)
+        elif hasattr(route, "endpoint") and getattr(route, "name", None):
+            yield prefix + route.name, route
+
+
+async def _count_params(spec: _Spec, runner: Runner) -> int:
+    params = spec.params
+    if params is None:
+        return 1
+    if inspect.isasyncgenfunction(params):
+        return sum([1 async for _ in params()])
+    if inspect.iscoroutinefunction(params):
+        return _walk(_items(await params(), spec))
+    if callable(params):
+        sync_params = params
+        return await runner.run_sync(lambda: _walk(_items(sync_params(), spec)))
+    return _walk(_items(params, spec))
+
+
+async def _spec_batches(
+    spec: _Spec, name: str, runner: Runner, size: int
+) -> AsyncIterator[list[Entry]]:
+    params = spec.params
+    if params is None:
+        yield [_entry(spec, name, {})]
+    elif inspect.isasyncgenfunction(params):
+        batch: list[Entry] = []
+        async for item in params():
+            batch.append(_entry(spec, name, item))
+            if len(batch) == size:
+                yield batch
+                batch = []
+        if batch:
+            yield batch
+    elif inspect.iscoroutinefunction(params):
+        items = _items(await params(), spec)
+        for batch in _sync_batches(spec, name, items, size):
+            yield batch
+    elif callable(params):
+        sync_params = params
+        batches = runner.pull_sync(
+            lambda: _sync_batches(spec, name, _items(sync_params(), spec), size)
+        )
+        try:
+            async for batch in batches:
+                yield batch
+        finally:
+            await batches.aclose()  # type: ignore[attr-defined]
+    else:
+        for batch in _sync_batches(spec, name, _items(params, spec), size):
+            yield batch
+
+
+def _sync_batches(spec: _Spec, name: str, items: Iterable[Any], size: int) -> Iterator[list[Entry]]:
+    batch: list[Entry] = []
+    for item in items:
+        batch.append(_entry(spec, name, item))
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _items(result: Any, spec: _Spec) -> Iterable[Any]:
+    if not isinstance(result, Iterable) or isinstance(result, str | bytes):
+        raise ConfigurationError(
+            f"params of {spec.label} returned {type(result).__name__}, not an iterable"
+        )
+    return result
+
+
+def _walk(items: Iterable[Any]) -> int:
+    return len(items) if isinstance(items, Sized) else sum(1 for _ in items)
+
+
+def _entry(spec: _Spec, name: str, item: Any) -> Entry:
+    values, fields = split_param_item(item, spec.label)
+    try:
+        return Entry(url_for(name, **values), **{**spec.defaults, **fields})
+    except InvalidEntryError as exc:
+        raise exc.with_source(name) from None

@@ -1,0 +1,99 @@
+"""Running sync sources off the event loop, with anyio (asyncio and trio alike)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import dataclass
+from typing import TypeVar
+
+import anyio
+import anyio.from_thread
+import anyio.to_thread
+from anyio.abc import TaskGroup
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from sitemap_core import Entry
+
+__all__ = ["ThreadRunner"]
+
+T = TypeVar("T")
+
+
+@dataclass
+class _Failure:
+    error: Exception
+
+
+class ThreadRunner:
+    """The :class:`~sitemap_core.aio.Runner` of one request, bound to its task group.
+
+    Each sync slice is iterated by one worker thread, which hands batches over a
+    one-slot stream: the thread stays at most one batch ahead of the writer (memory
+    stays flat) and the event loop only ever waits, never runs source code.
+    """
+
+    def __init__(self, task_group: TaskGroup) -> None:
+        self._task_group = task_group
+
+    async def run_sync(self, func: Callable[[], T]) -> T:
+        """Await ``func()`` run in a worker thread."""
+        return await anyio.to_thread.run_sync(func)
+
+    def pull_sync(
+        self, make_batches: Callable[[], Iterator[list[Entry]]]
+    ) -> AsyncIterator[list[Entry]]:
+        """Iterate ``make_batches()`` in one worker thread, as an async iterator."""
+        send, receive = anyio.create_memory_object_stream[list[Entry] | _Failure](1)
+        stopped = threading.Event()
+        self._task_group.start_soon(_produce, make_batches, send, stopped)
+        return _consume(receive, stopped)
+
+
+async def _produce(
+    make_batches: Callable[[], Iterator[list[Entry]]],
+    send: MemoryObjectSendStream[list[Entry] | _Failure],
+    stopped: threading.Event,
+) -> None:
+    async with send:
+        await anyio.to_thread.run_sync(_pull_all, make_batches, send, stopped)
+
+
+def _pull_all(
+    make_batches: Callable[[], Iterator[list[Entry]]],
+    send: MemoryObjectSendStream[list[Entry] | _Failure],
+    stopped: threading.Event,
+) -> None:
+    batches: Iterator[list[Entry]] | None = None
+    try:
+        batches = make_batches()
+        for batch in batches:
+            if stopped.is_set():
+                return
+            anyio.from_thread.run(send.send, batch)
+    except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+        return  # the response was abandoned (client gone): stop pulling
+    except Exception as exc:
+        # Hand the source's error to the writer, which raises it where a sync front
+        # would: before the first byte (500) or mid-stream (transfer cut).
+        try:
+            anyio.from_thread.run(send.send, _Failure(exc))
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+            return
+    finally:
+        close = getattr(batches, "close", None)
+        if close is not None:
+            close()
+
+
+async def _consume(
+    receive: MemoryObjectReceiveStream[list[Entry] | _Failure], stopped: threading.Event
+) -> AsyncIterator[list[Entry]]:
+    try:
+        async with receive:
+            async for item in receive:
+                if isinstance(item, _Failure):
+                    raise item.error
+                yield item
+    finally:
+        stopped.set()

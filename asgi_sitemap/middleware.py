@@ -21,9 +21,10 @@ import anyio
 from sitemap_core import BaseURL, Site
 from sitemap_core.aio import AsyncUrlSource, respond_async
 from sitemap_core.hosts import LOOPBACK_HOSTS, UntrustedHostError
-from sitemap_core.http import Reply, bad_request, plain_text
+from sitemap_core.http import Reply, plain_text
 from sitemap_core.limits import MAX_ROBOTS_BYTES, MAX_URLS_PER_SITEMAP
 from sitemap_core.robots import DEFAULT_RULES, merge_sitemap_lines
+from sitemap_core.site import refuse_host
 
 from .context import SitemapContext, _current
 from .routes import SitemapRoutes
@@ -166,7 +167,7 @@ class SitemapMiddleware:
             if status == 200:
                 await captured.replay(send, head)
             else:
-                await _send_small(bad_request(str(exc), head), send)
+                await _send_small(refuse_host(exc, head), send)
             return
         if status == 404:
             await _send_small(plain_text(200, self.site.robots(base), head), send)

@@ -36,10 +36,10 @@ from flask.ctx import RequestContext
 from sitemap_core import BaseURL, ConfigurationError, Site, UntrustedHostError, UrlSource
 from sitemap_core.entries import ChangeFreq, LastmodInput
 from sitemap_core.hosts import LOOPBACK_HOSTS
-from sitemap_core.http import Reply, bad_request, plain_text
+from sitemap_core.http import ALLOWED_METHODS, Reply, method_not_allowed, plain_text
 from sitemap_core.limits import MAX_ROBOTS_BYTES, MAX_URLS_PER_SITEMAP
 from sitemap_core.robots import DEFAULT_RULES, merge_sitemap_lines
-from sitemap_core.site import respond
+from sitemap_core.site import refuse_host, respond
 from sitemap_core.sources import check_name
 
 from .routes import Params, RouteSpec, route_entries
@@ -235,11 +235,13 @@ class Sitemapper:
 
     def _robots_after_request(self, response: Response) -> Response:
         app = _current_app()
-        if (
-            request.path != "/robots.txt"
-            or request.method not in ("GET", "HEAD")
-            or not app.config["SITEMAP_ROBOTS_TXT"]
-        ):
+        if request.path != "/robots.txt" or not app.config["SITEMAP_ROBOTS_TXT"]:
+            return response
+        if request.method not in ALLOWED_METHODS:
+            # The app has no robots.txt route, so routing said 404; the file we serve
+            # exists, and only the method is wrong.
+            if response.status_code == 404:
+                return _to_response(app, method_not_allowed())
             return response
         if response.status_code not in (200, 404):
             return response
@@ -248,7 +250,7 @@ class Sitemapper:
             base = self._base_url(app)
         except UntrustedHostError as exc:
             if response.status_code == 404:
-                return _to_response(app, bad_request(str(exc), head))
+                return _to_response(app, refuse_host(exc, head))
             return response  # the app's own file, left as it is
         urls = self._site(app).sitemap_urls(base)
         if response.status_code == 404:

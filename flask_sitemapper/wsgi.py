@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 from sitemap_core import BaseURL, Site, UrlSource
 from sitemap_core.hosts import LOOPBACK_HOSTS, UntrustedHostError
-from sitemap_core.http import Reply, bad_request, plain_text
+from sitemap_core.http import Reply, plain_text
 from sitemap_core.limits import MAX_ROBOTS_BYTES, MAX_URLS_PER_SITEMAP
 from sitemap_core.robots import DEFAULT_RULES, merge_sitemap_lines
-from sitemap_core.site import respond
+from sitemap_core.site import refuse_host, respond
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -119,7 +119,7 @@ class SitemapMiddleware:
             if status == 200:
                 return captured.replay(app_body, start_response, head)
             _close(app_body)
-            return _send(bad_request(str(exc), head), start_response)
+            return _send(refuse_host(exc, head), start_response)
         if status == 404:
             _close(app_body)
             return _send(plain_text(200, self.site.robots(base), head), start_response)

@@ -53,7 +53,7 @@ def not_found(head: bool = False) -> Reply:
 
 
 def bad_request(reason: str, head: bool = False) -> Reply:
-    """400 with a one-line reason (e.g. an untrusted Host header)."""
+    """400 with a one-line reason; never put request data in it (it is echoed)."""
     return plain_text(400, f"Bad Request: {reason}\n", head)
 
 

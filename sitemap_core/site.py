@@ -275,6 +275,15 @@ def _logged(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
         raise
 
 
+def refuse_host(error: UntrustedHostError, head: bool = False) -> Reply:
+    """The 400 for a request whose host may not define the site's URLs.
+
+    The host is logged, not echoed: the body must not carry attacker-chosen text.
+    """
+    logger.warning("sitemap request refused: %s", error)
+    return bad_request("the Host header is not an allowed host of this site", head)
+
+
 @dataclass(frozen=True)
 class Pending(Generic[S]):
     """A request for a document, waiting for the counts of ``sources``."""
@@ -304,7 +313,7 @@ def begin(
     try:
         base = base_url()
     except UntrustedHostError as exc:
-        return bad_request(str(exc), head)
+        return refuse_host(exc, head)
     if target.kind == "robots":
         return plain_text(200, site.robots(base), head)
     return Pending(target, base, head, site.sources_to_count(target))

@@ -62,20 +62,24 @@ def normalise_url(value: Any, field: str = "loc") -> str:
     """Return ``value`` as an absolute http(s) URI, or raise :class:`InvalidEntryError`.
 
     IRIs are converted to URIs: the host is IDNA-encoded, everything else that a URI
-    cannot hold is percent-encoded as UTF-8. Scheme and host are lower-cased and an
-    empty path becomes ``/``. Credentials and control characters are refused.
+    cannot hold is percent-encoded as UTF-8. Scheme and host are lower-cased, a default
+    port is dropped and an empty path becomes ``/``. Credentials and control characters
+    are refused.
     """
     if not isinstance(value, str):
         raise InvalidEntryError(field, value, "must be a str")
     url: str
     match = _PLAIN_URL.match(value)
-    # An out-of-range port falls through to the general path, which reports it.
-    if match is not None and int(match.group("port") or 0) <= 65535:
+    # Ports that are out of range, default for the scheme or written with a leading
+    # zero take the general path, which reports or normalises them.
+    if match is not None and _canonical_port(match.group("port"), value):
+        rest = match.start("rest")
         if match.group("rest") is None:
-            value += "/"
-        elif value[match.start("rest")] == "?":
-            value = value[: match.start("rest")] + "/" + value[match.start("rest") :]
-        url = value
+            url = value + "/"
+        elif value[rest] == "?":
+            url = value[:rest] + "/" + value[rest:]
+        else:
+            url = value
     else:
         url = _normalise_general_url(value, field)
     if len(url) > MAX_URL_LENGTH:
@@ -87,6 +91,16 @@ def normalise_url(value: Any, field: str = "loc") -> str:
             field, value, f"is shorter than the schema's minimum of {MIN_URL_LENGTH} characters"
         )
     return url
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _canonical_port(port: str | None, url: str) -> bool:
+    if port is None:
+        return True
+    default = "443" if url.startswith("https") else "80"
+    return port[0] != "0" and port != default and int(port) <= 65535
 
 
 def _normalise_general_url(value: str, field: str) -> str:
@@ -103,7 +117,7 @@ def _normalise_general_url(value: str, field: str) -> str:
     if parts.username is not None or parts.password is not None:
         raise InvalidEntryError(field, value, "must not contain credentials")
     host = _normalise_host(parts.hostname or "", value, field)
-    netloc = host if port is None else f"{host}:{port}"
+    netloc = host if port in (None, _DEFAULT_PORTS[scheme]) else f"{host}:{port}"
     try:
         path = quote(_STRAY_PERCENT.sub("%25", parts.path or "/"), safe=_SAFE_PATH)
         query = quote(_STRAY_PERCENT.sub("%25", parts.query), safe=_SAFE_QUERY)
@@ -151,13 +165,13 @@ def normalise_lastmod(value: Any) -> str:
       is therefore UTC. Year-only and year-month text is refused: the XSD needs a day.
     """
     if isinstance(value, datetime):
-        return _format_datetime(value)
+        return _format_datetime(value, value)
     if isinstance(value, date):
         return value.isoformat()
     if isinstance(value, str):
         try:
             if "T" in value or " " in value.strip():
-                return _format_datetime(datetime.fromisoformat(value))
+                return _format_datetime(datetime.fromisoformat(value), value)
             return date.fromisoformat(value).isoformat()
         except ValueError:
             raise InvalidEntryError(
@@ -166,12 +180,22 @@ def normalise_lastmod(value: Any) -> str:
     raise InvalidEntryError("lastmod", value, "must be a date, datetime or ISO 8601 str")
 
 
-def _format_datetime(value: datetime) -> str:
+_MAX_OFFSET = timedelta(hours=14)  # the widest offset xsd:dateTime allows
+
+
+def _format_datetime(value: datetime, given: object) -> str:
     offset = value.utcoffset()
     if offset is None:
         value = value.replace(tzinfo=UTC)
-    elif offset % timedelta(minutes=1):
-        value = value.astimezone(UTC)
+    elif offset % timedelta(minutes=1) or abs(offset) > _MAX_OFFSET:
+        # An offset the schema cannot write (seconds, beyond ±14:00): the same instant
+        # in UTC is the faithful alternative.
+        try:
+            value = value.astimezone(UTC)
+        except OverflowError:
+            raise InvalidEntryError(
+                "lastmod", given, "falls outside years 1-9999 once converted to UTC"
+            ) from None
     return value.isoformat()
 
 
@@ -187,10 +211,14 @@ def _normalise_changefreq(value: Any) -> ChangeFreq:
 def _normalise_priority(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float | Decimal):
         raise InvalidEntryError("priority", value, "must be a number from 0.0 to 1.0")
-    number = float(value)
+    try:
+        number = float(value)
+    except (ValueError, OverflowError):  # a signalling NaN, an int beyond float range
+        raise InvalidEntryError("priority", value, "must be between 0.0 and 1.0") from None
     if math.isnan(number) or not 0.0 <= number <= 1.0:
         raise InvalidEntryError("priority", value, "must be between 0.0 and 1.0")
-    return number
+    # Adding 0.0 turns -0.0 into 0.0: equal priorities must render to equal bytes.
+    return number + 0.0
 
 
 class Entry:

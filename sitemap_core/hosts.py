@@ -12,7 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from .errors import ConfigurationError
+from .entries import normalise_url
+from .errors import ConfigurationError, InvalidEntryError
 
 __all__ = ["LOOPBACK_HOSTS", "BaseURL", "UntrustedHostError", "host_is_allowed"]
 
@@ -38,21 +39,25 @@ class BaseURL:
 
     @classmethod
     def parse(cls, text: str) -> BaseURL:
-        """Parse a configured base URL; raise :class:`ConfigurationError` if unusable."""
-        try:
-            parts = urlsplit(text.strip())
-            parts.port  # noqa: B018 - reading it validates the port
-        except ValueError as exc:
-            raise ConfigurationError(f"base URL {text!r} is not a valid URL: {exc}") from None
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise ConfigurationError(
-                f"base URL {text!r} must be absolute, e.g. 'https://www.example.com'"
-            )
+        """Parse a configured base URL; raise :class:`ConfigurationError` if unusable.
+
+        It is normalised as entries are (IDNA host, lower case, no default port), so
+        that the site's own entries always match it.
+        """
+        if not isinstance(text, str):
+            raise ConfigurationError(f"base URL must be a str, got {text!r}")
+        parts = urlsplit(text.strip())
         if parts.query or parts.fragment or parts.username or parts.password:
             raise ConfigurationError(
                 f"base URL {text!r} must not carry a query, fragment or credentials"
             )
-        return cls(f"{parts.scheme}://{parts.netloc.lower()}{parts.path.rstrip('/')}")
+        try:
+            url = normalise_url(text.strip().rstrip("/") + "/", "base URL")
+        except InvalidEntryError as exc:
+            raise ConfigurationError(
+                f"base URL {text!r} must be absolute, e.g. 'https://www.example.com': {exc}"
+            ) from None
+        return cls(url.rstrip("/"))
 
     @classmethod
     def from_request(
@@ -69,17 +74,32 @@ class BaseURL:
         if scheme not in ("http", "https"):
             raise UntrustedHostError(f"scheme {scheme[:20]!r} is not http or https")
         port = match.group("port")
-        default_port = "443" if scheme == "https" else "80"
-        netloc = match.group("name").lower()
-        if port and port != default_port:
-            netloc += f":{port}"
-        return cls(f"{scheme}://{netloc}{root_path.rstrip('/')}")
+        if port is not None and not 0 < int(port) <= 65535:
+            raise UntrustedHostError(f"host {host[:100]!r} has an invalid port")
+        # A fully qualified "example.com." names the same site as "example.com".
+        netloc = match.group("name").rstrip(".")
+        if port is not None:
+            netloc += f":{int(port)}"
+        try:
+            return cls.parse(f"{scheme}://{netloc}{root_path}")
+        except ConfigurationError:
+            raise UntrustedHostError(
+                f"host {host[:100]!r} with root path {root_path[:100]!r} is not a valid URL"
+            ) from None
 
     @property
     def origin_prefix(self) -> str:
-        """What every URL of this site starts with: ``scheme://host[:port]/``."""
+        """``scheme://host[:port]/``: the origin part of :attr:`url`."""
         parts = urlsplit(self.url)
         return f"{parts.scheme}://{parts.netloc}/"
+
+    @property
+    def prefix(self) -> str:
+        """What every URL a sitemap here may list starts with: :attr:`url` plus ``/``.
+
+        The protocol allows a sitemap to list only URLs at or below its own location.
+        """
+        return self.url + "/"
 
     def join(self, path: str) -> str:
         """Return the absolute URL of ``path`` (which starts with ``/``) on this site."""

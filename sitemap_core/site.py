@@ -85,7 +85,7 @@ class Plan(Generic[S]):
     kind: Literal["urlset", "index", "text"]
     slices: list[tuple[S, int, int]] = field(default_factory=list)
     children: list[Entry] = field(default_factory=list)
-    #: Every loc must start with this (the site's origin), or None to allow any host.
+    #: Every loc must start with this (the base URL and "/"), or None to allow any.
     origin: str | None = None
 
     @property
@@ -111,7 +111,7 @@ class Plan(Generic[S]):
         for entry in batch:
             if not entry.loc.startswith(origin):
                 raise InvalidEntryError(
-                    "loc", entry.loc, f"is not on this site's origin {origin!r}", source
+                    "loc", entry.loc, f"is not under this site's base URL {origin!r}", source
                 )
 
 
@@ -119,9 +119,10 @@ class Site(Generic[S]):
     """The registered sources and the settings that shape the documents.
 
     ``page_size`` is the number of entries per child page (at most 50,000).
-    ``same_host_only`` refuses entries whose URL is not on the site's own origin, which
-    both the protocol and crawlers expect; set it to False only for sites that prove
-    ownership of several hosts to the search engines.
+    ``same_host_only`` refuses entries whose URL is not under the site's base URL (same
+    origin, and below the path prefix where the sitemap lives), as the protocol
+    requires; set it to False only for sites that prove ownership of several hosts
+    to the search engines.
     """
 
     def __init__(
@@ -185,7 +186,7 @@ class Site(Generic[S]):
 
     def plan(self, target: Target, counts: Mapping[str, int], base: BaseURL) -> Plan[S] | None:
         """Decide the document for ``target``; None means 404 (nothing there)."""
-        origin = base.origin_prefix if self.same_host_only else None
+        origin = base.prefix if self.same_host_only else None
         kind: Literal["urlset", "text"] = "text" if target.fmt == "txt" else "urlset"
         if target.kind == "page":
             source = self.sources.get(target.source)

@@ -336,4 +336,3 @@ def scrapy_page_urls(homepage: str) -> list[str]:
                     f"{url}: root element is <{kind}>, not <urlset> or <sitemapindex>"
                 )
     return pages
-

@@ -20,11 +20,11 @@ import anyio
 
 from sitemap_core import BaseURL, Site
 from sitemap_core.aio import AsyncUrlSource, respond_async
-from sitemap_core.hosts import LOOPBACK_HOSTS, UntrustedHostError
+from sitemap_core.hosts import LOOPBACK_HOSTS
 from sitemap_core.http import Reply, plain_text
-from sitemap_core.limits import MAX_ROBOTS_BYTES, MAX_URLS_PER_SITEMAP
-from sitemap_core.robots import DEFAULT_RULES, merge_sitemap_lines
-from sitemap_core.site import refuse_host
+from sitemap_core.limits import MAX_URLS_PER_SITEMAP
+from sitemap_core.robots import DEFAULT_RULES
+from sitemap_core.site import answer_robots
 
 from .context import SitemapContext, _current
 from .routes import SitemapRoutes
@@ -154,36 +154,18 @@ class SitemapMiddleware:
         # Asked with GET even for HEAD: an app answers HEAD without a body, and the body
         # is what the Sitemap line is merged into (and what the length must describe).
         await self.app({**scope, "method": "GET"}, receive, captured.send)
-        status = captured.status
-        content_type = captured.header("content-type") or ""
-        if status not in (200, 404) or (
-            status == 200 and not content_type.lower().startswith("text/plain")
-        ):
+        reply = answer_robots(
+            captured.status,
+            captured.headers,
+            lambda: b"".join(captured.body),
+            lambda: self._base(scope),
+            self.site.robots_rules,
+            head,
+        )
+        if reply is None:
             await captured.replay(send, head)
-            return
-        try:
-            base = self._base(scope)
-        except UntrustedHostError as exc:
-            if status == 200:
-                await captured.replay(send, head)
-            else:
-                await _send_small(refuse_host(exc, head), send)
-            return
-        if status == 404:
-            await _send_small(plain_text(200, self.site.robots(base), head), send)
-            return
-        data = b"".join(captured.body)
-        if len(data) > MAX_ROBOTS_BYTES:
-            logger.warning("robots.txt is over %d bytes; Sitemap line not added", MAX_ROBOTS_BYTES)
-            await captured.replay(send, head)
-            return
-        text = merge_sitemap_lines(data.decode("utf-8", "replace"), self.site.sitemap_urls(base))
-        reply = plain_text(200, text, head)
-        # Keep the app's other headers but not its validators or length, which
-        # described its own file.
-        dropped = {"content-length", "content-type", "etag", "last-modified"}
-        reply.headers += [(k, v) for k, v in captured.headers if k.lower() not in dropped]
-        await _send_small(reply, send)
+        else:
+            await _send_small(reply, send)
 
 
 def _route_path(scope: Scope) -> str:
@@ -253,9 +235,6 @@ class _Captured:
             self.headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in self.raw_headers]
         elif message["type"] == "http.response.body":
             self.body.append(bytes(message.get("body", b"")))
-
-    def header(self, name: str) -> str | None:
-        return next((v for k, v in self.headers if k.lower() == name), None)
 
     async def replay(self, send: Send, head: bool) -> None:
         start = {"type": "http.response.start", "status": self.status, "headers": self.raw_headers}

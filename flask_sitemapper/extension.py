@@ -30,16 +30,17 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from flask import Flask, Response, abort, current_app, request
-from flask.ctx import RequestContext
+from flask import Flask, Response, abort, current_app, request, stream_with_context
+from flask.globals import request_ctx
+from werkzeug.routing import MapAdapter
 
-from sitemap_core import BaseURL, ConfigurationError, Site, UntrustedHostError, UrlSource
+from sitemap_core import BaseURL, ConfigurationError, Site, UrlSource
 from sitemap_core.entries import ChangeFreq, LastmodInput
 from sitemap_core.hosts import LOOPBACK_HOSTS
-from sitemap_core.http import ALLOWED_METHODS, Reply, method_not_allowed, plain_text
-from sitemap_core.limits import MAX_ROBOTS_BYTES, MAX_URLS_PER_SITEMAP
-from sitemap_core.robots import DEFAULT_RULES, merge_sitemap_lines
-from sitemap_core.site import refuse_host, respond
+from sitemap_core.http import ALLOWED_METHODS, Reply, method_not_allowed
+from sitemap_core.limits import MAX_URLS_PER_SITEMAP
+from sitemap_core.robots import DEFAULT_RULES
+from sitemap_core.site import answer_robots, check_page_size, respond
 from sitemap_core.sources import check_name
 
 from .routes import Params, RouteSpec, route_entries
@@ -70,6 +71,10 @@ class Sitemapper:
     def __init__(self, app: Flask | None = None) -> None:
         self._specs: dict[str, list[RouteSpec]] = {}
         self._sources: dict[str, UrlSource] = {}
+        self._apps: list[Flask] = []
+        # Set once a sitemap was built: sources registered later would be ignored by
+        # the apps already serving, so registering then is refused.
+        self._frozen = False
         if app is not None:
             self.init_app(app)
 
@@ -82,8 +87,11 @@ class Sitemapper:
         config.setdefault("SITEMAP_ROBOTS_TXT", True)
         config.setdefault("SITEMAP_ROBOTS_RULES", DEFAULT_RULES)
         config.setdefault("SITEMAP_SAME_HOST_ONLY", True)
+        # Fail at start-up, not on a crawl (values set after init_app are checked then).
         if config["SITEMAP_BASE_URL"]:
-            BaseURL.parse(config["SITEMAP_BASE_URL"])  # fail at start-up, not on a crawl
+            BaseURL.parse(config["SITEMAP_BASE_URL"])
+        check_page_size(config["SITEMAP_PAGE_SIZE"])
+        self._apps.append(app)
         app.extensions[_EXTENSION_KEY] = _AppState()
         for index, rule in enumerate(_SITEMAP_RULES):
             app.add_url_rule(
@@ -118,6 +126,7 @@ class Sitemapper:
         """
 
         def decorator(view: F) -> F:
+            self._check_open()
             spec = RouteSpec.build(view, params, lastmod, changefreq, priority)
             if source in self._sources:
                 raise ConfigurationError(f"source name {source!r} is already a source()")
@@ -149,15 +158,23 @@ class Sitemapper:
         A sliceable (``__len__`` + ``__getitem__(slice)``, e.g. a list or a query
         object doing ``LIMIT/OFFSET``) serves page N with one slice.
         """
+        self._check_open()
         if name in self._sources or name in self._specs:
             raise ConfigurationError(f"source name {name!r} is registered twice")
         self._sources[name] = UrlSource.from_object(name, source, count=count)
+
+    def _check_open(self) -> None:
+        if self._frozen:
+            raise ConfigurationError(
+                "sources must be registered before the first sitemap is served"
+            )
 
     # Serving -------------------------------------------------------------------------
 
     def _site(self, app: Flask) -> Site[UrlSource]:
         state: _AppState = app.extensions[_EXTENSION_KEY]
         if state.site is None:
+            self._frozen = True
             route_sources = [
                 self._route_source(app, name, specs) for name, specs in self._specs.items()
             ]
@@ -169,14 +186,18 @@ class Sitemapper:
             )
         return state.site
 
-    @staticmethod
-    def _route_source(app: Flask, name: str, specs: list[RouteSpec]) -> UrlSource:
+    def _route_source(self, app: Flask, name: str, specs: list[RouteSpec]) -> UrlSource:
+        present = []
         for spec in specs:
-            spec.endpoints(app)  # a decorated function that is no route fails here
+            if spec.find_endpoints(app):
+                present.append(spec)
+            elif not any(spec.find_endpoints(other) for other in self._apps if other is not app):
+                # Decorated but a route of no app: a mistake to report, not to skip.
+                spec.endpoints(app)
         return UrlSource(
             name,
-            lambda: sum(spec.count(app) for spec in specs),
-            lambda start, stop: route_entries(app, specs, start, stop),
+            lambda: sum(spec.count(app) for spec in present),
+            lambda start, stop: route_entries(app, present, start, stop),
         )
 
     def _base_url(self, app: Flask) -> BaseURL:
@@ -190,47 +211,27 @@ class Sitemapper:
         allowed = config["SITEMAP_ALLOWED_HOSTS"] or config.get("TRUSTED_HOSTS") or LOOPBACK_HOSTS
         return BaseURL.from_request(request.scheme, request.host, request.script_root, allowed)
 
-    def _url_context(self, app: Flask, base: BaseURL) -> RequestContext:
-        # A request context for the base URL: url_for() in sources then builds URLs on
-        # the trusted origin, whatever Host the crawler sent.
-        environ = dict(request.environ)
-        scheme, _, rest = base.url.partition("://")
-        netloc, slash, prefix = rest.partition("/")
-        environ.update(
-            {
-                "wsgi.url_scheme": scheme,
-                "HTTP_HOST": netloc,
-                "SCRIPT_NAME": slash + prefix if prefix else "",
-                "PATH_INFO": "/",
-                "QUERY_STRING": "",
-                "REQUEST_METHOD": "GET",
-            }
-        )
-        return app.request_context(environ)
-
     def _serve(self, page: str | None = None) -> Response:
         """View of every sitemap path; ``page`` is parsed by the core, not here."""
         app = _current_app()
-        pushed: list[RequestContext] = []
+        ctx = request_ctx._get_current_object()  # type: ignore[attr-defined]
 
         def base_url() -> BaseURL:
             base = self._base_url(app)
-            ctx = self._url_context(app, base)
-            ctx.push()  # counting and the first chunk run inside it
-            pushed.append(ctx)
+            # url_for() (in sources too) builds URLs with the request's URL adapter:
+            # binding it to the trusted base URL keeps any forged Host out of them.
+            ctx.url_adapter = _url_adapter(app, base)
             return base
 
-        try:
-            reply = respond(self._site(app), request.method, request.path, base_url)
-        finally:
-            if pushed:
-                pushed[0].pop()
+        reply = respond(self._site(app), request.method, request.path, base_url)
         if reply is None:
             abort(404)
         body = reply.body
         assert isinstance(body, Iterable)  # the sync core never gives an async body
-        if pushed and isinstance(body, Iterator):
-            body = _stream_in_context(pushed[0], body)
+        if isinstance(body, Iterator):
+            # Keeps this request's context (and its URL adapter) alive while the server
+            # iterates; its teardown then runs once, after the last chunk.
+            body = stream_with_context(body)
         return app.response_class(body, status=reply.status, headers=reply.headers)
 
     def _robots_after_request(self, response: Response) -> Response:
@@ -243,31 +244,28 @@ class Sitemapper:
             if response.status_code == 404:
                 return _to_response(app, method_not_allowed())
             return response
-        if response.status_code not in (200, 404):
-            return response
-        head = request.method == "HEAD"
-        try:
-            base = self._base_url(app)
-        except UntrustedHostError as exc:
-            if response.status_code == 404:
-                return _to_response(app, refuse_host(exc, head))
-            return response  # the app's own file, left as it is
-        urls = self._site(app).sitemap_urls(base)
-        if response.status_code == 404:
-            return _to_response(app, plain_text(200, self._site(app).robots(base), head))
-        if response.mimetype != "text/plain":
-            return response
-        response.direct_passthrough = False  # send_file responses: allow reading the body
-        data = response.get_data()
-        if len(data) > MAX_ROBOTS_BYTES:
-            logger.warning("robots.txt is over %d bytes; Sitemap line not added", MAX_ROBOTS_BYTES)
-            return response
-        merged = merge_sitemap_lines(data.decode("utf-8", "replace"), urls)
-        response.set_data(merged.encode())
-        # The validators described the app's file, not the merged one.
-        for name in ("ETag", "Last-Modified"):
-            response.headers.pop(name, None)
-        return response
+
+        def read_body() -> bytes:
+            response.direct_passthrough = False  # send_file responses: allow reading
+            return response.get_data()
+
+        # Only the base URL is needed, never the sources: a misconfigured source must
+        # not break robots.txt (crawlers read a failing one as "disallow all").
+        reply = answer_robots(
+            response.status_code,
+            list(response.headers.items()),
+            read_body,
+            lambda: self._base_url(app),
+            app.config["SITEMAP_ROBOTS_RULES"],
+            request.method == "HEAD",
+        )
+        return response if reply is None else _to_response(app, reply)
+
+
+def _url_adapter(app: Flask, base: BaseURL) -> MapAdapter:
+    scheme, _, rest = base.url.partition("://")
+    netloc, _, prefix = rest.partition("/")
+    return app.url_map.bind(netloc, script_name="/" + prefix, url_scheme=scheme, path_info="/")
 
 
 def _to_response(app: Flask, reply: Reply) -> Response:
@@ -277,10 +275,3 @@ def _to_response(app: Flask, reply: Reply) -> Response:
 def _current_app() -> Flask:
     app: Flask = current_app._get_current_object()  # type: ignore[attr-defined]
     return app
-
-
-def _stream_in_context(ctx: RequestContext, body: Iterable[bytes]) -> Iterator[bytes]:
-    # The view's own context is gone once the server iterates the body; sources keep
-    # running under the URL context, as Flask's stream_with_context does for requests.
-    with ctx:
-        yield from body

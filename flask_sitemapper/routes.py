@@ -61,9 +61,13 @@ class RouteSpec:
                 )
         return cls(view, params, defaults)
 
-    def endpoints(self, app: Flask) -> list[str]:
+    def find_endpoints(self, app: Flask) -> list[str]:
         """The endpoints ``app`` registered for this view (through any wrappers)."""
-        found = [name for name, func in app.view_functions.items() if wraps(func, self.view)]
+        return [name for name, func in app.view_functions.items() if wraps(func, self.view)]
+
+    def endpoints(self, app: Flask) -> list[str]:
+        """As :meth:`find_endpoints`, but a view that is no route is an error."""
+        found = self.find_endpoints(app)
         if not found:
             raise ConfigurationError(
                 f"{self.view.__qualname__} is decorated with include() but is not a route "

@@ -19,11 +19,11 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from sitemap_core import BaseURL, Site, UrlSource
-from sitemap_core.hosts import LOOPBACK_HOSTS, UntrustedHostError
+from sitemap_core.hosts import LOOPBACK_HOSTS
 from sitemap_core.http import Reply, plain_text
-from sitemap_core.limits import MAX_ROBOTS_BYTES, MAX_URLS_PER_SITEMAP
-from sitemap_core.robots import DEFAULT_RULES, merge_sitemap_lines
-from sitemap_core.site import refuse_host, respond
+from sitemap_core.limits import MAX_URLS_PER_SITEMAP
+from sitemap_core.robots import DEFAULT_RULES
+from sitemap_core.site import answer_robots, respond
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -107,32 +107,24 @@ class SitemapMiddleware:
         # Asked with GET even for HEAD: an app answers HEAD without a body, and the body
         # is what the Sitemap line is merged into (and what the length must describe).
         app_body = self.app({**environ, "REQUEST_METHOD": "GET"}, captured.start_response)
-        status = captured.status_code
-        content_type = captured.header("Content-Type") or ""
-        if status not in (200, 404) or (
-            status == 200 and not content_type.lower().startswith("text/plain")
-        ):
-            return captured.replay(app_body, start_response, head)
-        try:
-            base = self._base(environ)
-        except UntrustedHostError as exc:
-            if status == 200:
-                return captured.replay(app_body, start_response, head)
+        read: list[bytes] = []
+
+        def read_body() -> bytes:
+            read.append(_read_all(app_body))
+            return read[0]
+
+        reply = answer_robots(
+            captured.status_code,
+            captured.headers,
+            read_body,
+            lambda: self._base(environ),
+            self.site.robots_rules,
+            head,
+        )
+        if reply is None:
+            return captured.replay(read or app_body, start_response, head)
+        if not read:
             _close(app_body)
-            return _send(refuse_host(exc, head), start_response)
-        if status == 404:
-            _close(app_body)
-            return _send(plain_text(200, self.site.robots(base), head), start_response)
-        data = _read_all(app_body)
-        if len(data) > MAX_ROBOTS_BYTES:
-            logger.warning("robots.txt is over %d bytes; Sitemap line not added", MAX_ROBOTS_BYTES)
-            return captured.replay([data], start_response, head)
-        text = merge_sitemap_lines(data.decode("utf-8", "replace"), self.site.sitemap_urls(base))
-        reply = plain_text(200, text, head)
-        # Keep the app's other headers (caching policy, etc.) but not its validators or
-        # length, which described its own file.
-        dropped = {"content-length", "content-type", "etag", "last-modified"}
-        reply.headers += [(k, v) for k, v in captured.headers if k.lower() not in dropped]
         return _send(reply, start_response)
 
 
@@ -174,10 +166,6 @@ class _Captured:
             return int(self.status.split(" ", 1)[0])
         except ValueError:
             return 500
-
-    def header(self, name: str) -> str | None:
-        lowered = name.lower()
-        return next((v for k, v in self.headers if k.lower() == lowered), None)
 
     def replay(
         self, body: Iterable[bytes], start_response: StartResponse, head: bool

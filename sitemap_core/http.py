@@ -40,9 +40,9 @@ class Reply:
         return next((v for k, v in self.headers if k.lower() == lowered), None)
 
 
-def plain_text(status: int, text: str, head: bool = False) -> Reply:
+def plain_text(status: int, text: str | bytes, head: bool = False) -> Reply:
     """A small fully-known ``text/plain`` reply (robots.txt, errors)."""
-    data = text.encode()
+    data = text if isinstance(text, bytes) else text.encode()
     headers = [("Content-Type", TEXT), ("Content-Length", str(len(data)))]
     return Reply(status, headers, () if head else (data,))
 

@@ -4,10 +4,53 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["DEFAULT_RULES", "merge_sitemap_lines", "robots_txt"]
+from .hosts import BaseURL
+from .limits import MAX_ROBOTS_BYTES
+
+__all__ = [
+    "DEFAULT_RULES",
+    "REPLACED_HEADERS",
+    "is_mergeable",
+    "merge_robots_bytes",
+    "merge_sitemap_lines",
+    "robots_txt",
+    "sitemap_urls",
+]
 
 #: Used when the site has no robots.txt of its own: allow every crawler everything.
 DEFAULT_RULES = "User-agent: *\nDisallow:\n"
+
+#: Headers of the app's robots.txt response that describe its original bytes and so
+#: are dropped (or replaced) once the Sitemap line is merged in.
+REPLACED_HEADERS = frozenset(
+    {"content-length", "content-type", "etag", "last-modified", "accept-ranges"}
+)
+
+
+def sitemap_urls(base: BaseURL) -> list[str]:
+    """The sitemap URLs robots.txt declares for a site at ``base``.
+
+    Needs nothing but the base URL, so robots.txt keeps working even when a source is
+    misconfigured (crawlers read a failing robots.txt as "disallow everything").
+    """
+    return [base.join("/sitemap.xml")]
+
+
+def is_mergeable(status: int, content_type: str) -> bool:
+    """Whether the app's own robots.txt response can take a Sitemap line."""
+    return status == 200 and content_type.lower().startswith("text/plain")
+
+
+def merge_robots_bytes(data: bytes, urls: Sequence[str]) -> bytes | None:
+    """The app's robots.txt ``data`` with the Sitemap lines, or None if it is too large.
+
+    Bytes that are not UTF-8 are carried through unchanged (surrogate escapes), so the
+    app's own rules stay byte for byte what it served.
+    """
+    if len(data) > MAX_ROBOTS_BYTES:
+        return None
+    text = data.decode("utf-8", "surrogateescape")
+    return merge_sitemap_lines(text, urls).encode("utf-8", "surrogateescape")
 
 
 def robots_txt(sitemap_urls: Sequence[str], rules: str = DEFAULT_RULES) -> str:

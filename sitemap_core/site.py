@@ -37,10 +37,30 @@ from .http import (
 )
 from .limits import MAX_SITEMAPS_PER_INDEX, MAX_URLS_PER_SITEMAP
 from .render import DocumentEncoder, IndexEncoder, TextEncoder, UrlsetEncoder
-from .robots import DEFAULT_RULES, robots_txt
+from .robots import (
+    DEFAULT_RULES,
+    REPLACED_HEADERS,
+    is_mergeable,
+    merge_robots_bytes,
+    robots_txt,
+    sitemap_urls,
+)
 from .sources import UrlSource
 
-__all__ = ["Pending", "Plan", "Site", "Target", "begin", "decide", "iter_body", "prime", "respond"]
+__all__ = [
+    "Pending",
+    "Plan",
+    "Site",
+    "Target",
+    "answer_robots",
+    "begin",
+    "check_page_size",
+    "decide",
+    "iter_body",
+    "prime",
+    "refuse_host",
+    "respond",
+]
 
 logger = logging.getLogger("sitemap_core")
 
@@ -115,6 +135,17 @@ class Plan(Generic[S]):
                 )
 
 
+def check_page_size(page_size: object) -> int:
+    """Return ``page_size`` if it is a whole number from 1 to 50,000, else raise."""
+    if isinstance(page_size, bool) or not isinstance(page_size, int):
+        raise ConfigurationError(f"page size must be an int, got {page_size!r}")
+    if not 1 <= page_size <= MAX_URLS_PER_SITEMAP:
+        raise ConfigurationError(
+            f"page size {page_size} must be between 1 and {MAX_URLS_PER_SITEMAP}"
+        )
+    return page_size
+
+
 class Site(Generic[S]):
     """The registered sources and the settings that shape the documents.
 
@@ -133,12 +164,7 @@ class Site(Generic[S]):
         robots_rules: str = DEFAULT_RULES,
         same_host_only: bool = True,
     ) -> None:
-        if isinstance(page_size, bool) or not isinstance(page_size, int):
-            raise ConfigurationError(f"page size must be an int, got {page_size!r}")
-        if not 1 <= page_size <= MAX_URLS_PER_SITEMAP:
-            raise ConfigurationError(
-                f"page size {page_size} must be between 1 and {MAX_URLS_PER_SITEMAP}"
-            )
+        check_page_size(page_size)
         names = [source.name for source in sources]
         duplicated = sorted({name for name in names if names.count(name) > 1})
         if duplicated:
@@ -176,13 +202,9 @@ class Site(Generic[S]):
         """The path of page ``number`` of ``source``."""
         return f"/sitemap-{source}-{number}.{fmt}"
 
-    def sitemap_urls(self, base: BaseURL) -> list[str]:
-        """The URLs robots.txt declares."""
-        return [base.join("/sitemap.xml")]
-
     def robots(self, base: BaseURL) -> str:
         """The robots.txt body of a site that has none of its own."""
-        return robots_txt(self.sitemap_urls(base), self.robots_rules)
+        return robots_txt(sitemap_urls(base), self.robots_rules)
 
     def plan(self, target: Target, counts: Mapping[str, int], base: BaseURL) -> Plan[S] | None:
         """Decide the document for ``target``; None means 404 (nothing there)."""
@@ -283,6 +305,43 @@ def refuse_host(error: UntrustedHostError, head: bool = False) -> Reply:
     """
     logger.warning("sitemap request refused: %s", error)
     return bad_request("the Host header is not an allowed host of this site", head)
+
+
+def answer_robots(
+    status: int,
+    headers: Sequence[tuple[str, str]],
+    read_body: Callable[[], bytes],
+    base_url: Callable[[], BaseURL],
+    rules: str,
+    head: bool,
+) -> Reply | None:
+    """Decide robots.txt from the app's own answer to ``GET /robots.txt``.
+
+    * 404 (the app has none): our robots.txt with ``rules`` and the Sitemap line, or a
+      400 when the host is not trusted;
+    * a 200 ``text/plain`` file: the same bytes with the Sitemap line added once, the
+      app's headers kept but for those that described the original bytes;
+    * anything else, or an untrusted host, or a file too large: None, meaning "send
+      the app's response as it is".
+
+    ``read_body`` is called only when the body is needed.
+    """
+    content_type = next((v for k, v in headers if k.lower() == "content-type"), "")
+    if status != 404 and not is_mergeable(status, content_type):
+        return None
+    try:
+        base = base_url()
+    except UntrustedHostError as exc:
+        return refuse_host(exc, head) if status == 404 else None
+    if status == 404:
+        return plain_text(200, robots_txt(sitemap_urls(base), rules), head)
+    merged = merge_robots_bytes(read_body(), sitemap_urls(base))
+    if merged is None:
+        logger.warning("the app's robots.txt is too large; Sitemap line not added")
+        return None
+    reply = plain_text(200, merged, head)
+    reply.headers += [(k, v) for k, v in headers if k.lower() not in REPLACED_HEADERS]
+    return reply
 
 
 @dataclass(frozen=True)

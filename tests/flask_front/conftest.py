@@ -1,0 +1,275 @@
+"""Fixtures and app factories for the front-end tests.
+
+Every front (the Flask extension, the WSGI middleware, later the ASGI middleware) is
+built by one factory from the SAME source definitions and settings, so the checks in
+``test_conformance.py`` are shared rather than copied. A factory has the signature::
+
+    build_xxx_app(sources, page_size=50_000, *, base_url=None, allowed_hosts=None,
+                  robots=True, robots_rules=None, same_host_only=True, app_robots=None)
+
+* ``sources``: ``{name: obj}`` where ``obj`` is anything both fronts accept as a source
+  (a list / sized sliceable, or a callable returning an iterable of URLs or entries);
+* ``base_url`` / ``allowed_hosts`` / ``robots`` / ``robots_rules`` / ``same_host_only``:
+  the front's settings, translated to its own spelling (``SITEMAP_*`` config keys for
+  Flask, keyword arguments for the middleware); ``None`` means "the front's default";
+* ``app_robots``: the bytes of the robots.txt the wrapped application serves itself
+  (``text/plain; charset=utf-8``), or ``None`` when the application has none (404).
+
+The wrapped application answers ``GET /`` with ``hello`` and 404 for everything else.
+
+To add a front, write its factory and register a :class:`Front` in :data:`FRONTS`:
+``client`` turns the app into a synchronous ``httpx.Client`` (for ASGI:
+``starlette.testclient.TestClient(app, base_url=BASE)``, which is an ``httpx.Client``),
+and ``raw_body`` starts a GET and returns the status and the body exactly as the
+app hands it to the server, chunk by chunk (for ASGI: the ``http.response.body``
+messages), so streaming can be checked even when the client buffers. ``raw_body`` must
+be lazy: a chunk is produced only when the test pulls it (the streaming test checks
+that the source was not read ahead), and an error the app raises mid-body must come
+out of the iteration after the chunks sent before it. :data:`FRONTS` is read when the
+``front`` fixture is defined, so register new fronts in its literal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import pytest
+from flask import Flask, Response
+from werkzeug.test import create_environ
+
+from flask_sitemapper import SitemapMiddleware, Sitemapper
+
+BASE = "http://localhost"
+
+#: Settings every factory understands (see the module docstring).
+SETTINGS = ("base_url", "allowed_hosts", "robots", "robots_rules", "same_host_only", "app_robots")
+
+
+# -- source definitions shared by every front ------------------------------------------
+
+
+def url_list(origin: str, section: str, n: int) -> list[str]:
+    """``n`` distinct absolute URLs under ``origin``."""
+    return [f"{origin}/{section}/{i}" for i in range(n)]
+
+
+def generator_source(urls: list[str]) -> Callable[[], Iterator[str]]:
+    """A plain generator function over ``urls`` (the small-site, walked path)."""
+
+    def entries() -> Iterator[str]:
+        yield from urls
+
+    return entries
+
+
+def standard_sources(origin: str = BASE) -> dict[str, Any]:
+    """Two sources of both kinds: 13 URLs as a list, 25 from a generator function."""
+    return {
+        "pages": url_list(origin, "pages", 13),
+        "posts": generator_source(url_list(origin, "posts", 25)),
+    }
+
+
+#: How many URLs :func:`standard_sources` holds, per source, in registration order.
+STANDARD_COUNTS = {"pages": 13, "posts": 25}
+
+
+# -- the wrapped application -----------------------------------------------------------
+
+
+def hello_wsgi_app(app_robots: bytes | None = None) -> Callable[..., Any]:
+    """A WSGI app: ``/`` says hello, ``/robots.txt`` is ``app_robots`` if given, else 404.
+
+    Like Werkzeug, it sends the GET headers and no body for HEAD.
+    """
+
+    def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
+        path = environ.get("PATH_INFO", "")
+        if path == "/":
+            status, body = "200 OK", b"hello"
+        elif path == "/robots.txt" and app_robots is not None:
+            status, body = "200 OK", app_robots
+        else:
+            status, body = "404 Not Found", b"Not Found"
+        start_response(
+            status,
+            [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(body)))],
+        )
+        return [] if environ.get("REQUEST_METHOD") == "HEAD" else [body]
+
+    return app
+
+
+# -- factories -------------------------------------------------------------------------
+
+
+def build_flask_app(
+    sources: Mapping[str, Any],
+    page_size: int = 50_000,
+    *,
+    base_url: str | None = None,
+    allowed_hosts: list[str] | None = None,
+    robots: bool = True,
+    robots_rules: str | None = None,
+    same_host_only: bool = True,
+    app_robots: bytes | None = None,
+) -> Flask:
+    """A Flask app with the ``Sitemapper`` extension serving ``sources``."""
+    app = Flask("conformance_flask")
+    # Errors must come out as HTTP 500, as in production, not as test exceptions.
+    app.testing = False
+    app.config["PROPAGATE_EXCEPTIONS"] = False
+    app.config["SITEMAP_PAGE_SIZE"] = page_size
+    app.config["SITEMAP_BASE_URL"] = base_url
+    app.config["SITEMAP_ALLOWED_HOSTS"] = allowed_hosts
+    app.config["SITEMAP_ROBOTS_TXT"] = robots
+    app.config["SITEMAP_SAME_HOST_ONLY"] = same_host_only
+    if robots_rules is not None:
+        app.config["SITEMAP_ROBOTS_RULES"] = robots_rules
+
+    @app.get("/")
+    def hello() -> str:
+        return "hello"
+
+    if app_robots is not None:
+        robots_body = app_robots
+
+        @app.get("/robots.txt")
+        def robots_txt() -> Response:
+            return Response(robots_body, content_type="text/plain; charset=utf-8")
+
+    sitemapper = Sitemapper(app)
+    for name, source in sources.items():
+        sitemapper.add_source(name, source)
+    return app
+
+
+def build_wsgi_app(
+    sources: Mapping[str, Any],
+    page_size: int = 50_000,
+    *,
+    base_url: str | None = None,
+    allowed_hosts: list[str] | None = None,
+    robots: bool = True,
+    robots_rules: str | None = None,
+    same_host_only: bool = True,
+    app_robots: bytes | None = None,
+) -> SitemapMiddleware:
+    """``SitemapMiddleware`` serving ``sources`` in front of :func:`hello_wsgi_app`."""
+    options: dict[str, Any] = {}
+    if allowed_hosts is not None:
+        options["allowed_hosts"] = allowed_hosts
+    if robots_rules is not None:
+        options["robots_rules"] = robots_rules
+    return SitemapMiddleware(
+        hello_wsgi_app(app_robots),
+        dict(sources),
+        base_url=base_url,
+        page_size=page_size,
+        robots=robots,
+        same_host_only=same_host_only,
+        **options,
+    )
+
+
+def wsgi_client(app: Any) -> httpx.Client:
+    """A synchronous client talking to a WSGI app in-process."""
+    return httpx.Client(transport=httpx.WSGITransport(app=app), base_url=BASE)
+
+
+@dataclass
+class RawBody:
+    """A started response: status code and the body's chunks as the app yields them."""
+
+    status: int
+    headers: list[tuple[str, str]]
+    chunks: Iterator[bytes]
+
+
+def wsgi_raw_body(app: Any, path: str) -> RawBody:
+    """Call a WSGI app directly for ``GET path``; the body is not read yet."""
+    environ = create_environ(path, BASE)
+    started: list[Any] = []
+
+    def start_response(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+        started[:] = [status, headers]
+        return lambda data: None
+
+    iterable = app(environ, start_response)
+
+    def chunks() -> Iterator[bytes]:
+        try:
+            yield from iterable
+        finally:
+            close = getattr(iterable, "close", None)
+            if close is not None:
+                close()
+
+    iterator = chunks()
+    # WSGI lets an app call start_response as late as its first chunk.
+    if not started:
+        first = next(iterator)
+
+        def with_first() -> Iterator[bytes]:
+            yield first
+            yield from iterator
+
+        iterator = with_first()
+    return RawBody(int(started[0].split(" ", 1)[0]), list(started[1]), iterator)
+
+
+@dataclass(frozen=True)
+class Front:
+    """One way of serving the sitemap, as the conformance suite sees it."""
+
+    name: str
+    build_app: Callable[..., Any]
+    client: Callable[[Any], httpx.Client]
+    raw_body: Callable[[Any, str], RawBody]
+
+
+FRONTS: dict[str, Front] = {
+    "flask-extension": Front("flask-extension", build_flask_app, wsgi_client, wsgi_raw_body),
+    "wsgi-middleware": Front("wsgi-middleware", build_wsgi_app, wsgi_client, wsgi_raw_body),
+}
+
+
+# -- fixtures --------------------------------------------------------------------------
+
+
+@pytest.fixture(params=list(FRONTS))
+def front(request: pytest.FixtureRequest) -> Front:
+    """Each registered front in turn."""
+    return FRONTS[request.param]
+
+
+@pytest.fixture
+def make_app(front: Front) -> Callable[..., Any]:
+    """``make_app(sources, page_size=..., **settings)`` for the current front."""
+    return front.build_app
+
+
+@pytest.fixture
+def make_client(front: Front) -> Iterator[Callable[..., httpx.Client]]:
+    """``make_client(sources, page_size=..., **settings)`` -> a client of a fresh app."""
+    clients: list[httpx.Client] = []
+
+    def make(sources: Mapping[str, Any], page_size: int = 50_000, **settings: Any) -> httpx.Client:
+        unknown = set(settings) - set(SETTINGS)
+        assert not unknown, f"unknown settings {unknown}"
+        client = front.client(front.build_app(sources, page_size, **settings))
+        clients.append(client)
+        return client
+
+    yield make
+    for client in clients:
+        client.close()
+
+
+@pytest.fixture
+def client(make_client: Callable[..., httpx.Client]) -> httpx.Client:
+    """The standard site (38 URLs in two sources) with 10 URLs per page: an index."""
+    return make_client(standard_sources(), page_size=10)

@@ -37,7 +37,12 @@ def create_database(path: Path, posts: int = POST_COUNT) -> None:
     partial = path.with_name(f".{path.name}.{os.getpid()}")
     start = datetime(2020, 1, 1, tzinfo=UTC)
     rows = (
-        (i, f"Post number {i}", TAGS[i % len(TAGS)], (start + timedelta(minutes=17 * i)).isoformat())
+        (
+            i,
+            f"Post number {i}",
+            TAGS[i % len(TAGS)],
+            (start + timedelta(minutes=17 * i)).isoformat(),
+        )
         for i in range(1, posts + 1)
     )
     with closing(sqlite3.connect(partial)) as db, db:

@@ -144,6 +144,12 @@ class SitemapMiddleware:
                     reply = plain_text(500, "Internal Server Error\n")
                 assert reply is not None  # match() said the path is the site's
                 await _send_reply(reply, receive, send, task_group)
+        except BaseExceptionGroup as group:
+            # The task group wraps a source's error mid-stream; the server should see
+            # (and log) the error itself when it cuts the transfer.
+            if len(group.exceptions) == 1:
+                raise group.exceptions[0] from None
+            raise
         finally:
             for token in tokens:
                 _current.reset(token)

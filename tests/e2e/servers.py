@@ -1,10 +1,11 @@
-"""Real gunicorn processes for the end-to-end tests, and what the example serves.
+"""Real gunicorn and uvicorn processes for the end-to-end tests.
 
-Nothing here imports the example app into the test process: ``examples/flask_blog/app.py``
-creates its database at import time, so it only ever runs in subprocesses whose
-``BLOG_DATABASE`` points into pytest's temporary directory, and :func:`run_gunicorn`
-refuses to start the example without such a ``BLOG_DATABASE``: the user's ``blog.db``
-is never opened.
+Nothing here imports an example app into the test process: the examples create their
+databases on first run (the Flask blog at import time, the ASGI ones at start-up), so
+they only ever run in subprocesses whose database variable (:data:`DATABASE_VARIABLES`)
+points into pytest's temporary directory. :func:`run_gunicorn` and :func:`run_uvicorn`
+refuse to start an example without it: the user's own database files in ``examples/``
+are never opened, nor created.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -24,39 +26,28 @@ import httpx
 import pytest
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
-EXAMPLE_DIR = PROJECT_ROOT / "examples" / "flask_blog"
+EXAMPLES_ROOT = PROJECT_ROOT / "examples"
+
+#: The environment variable naming each example's database file (by folder name).
+#: Unset, an example creates its database next to its ``app.py``.
+DATABASE_VARIABLES = {
+    "flask_blog": "BLOG_DATABASE",
+    "starlette_app": "STARLETTE_DATABASE",
+    "fastapi_app": "FASTAPI_DATABASE",
+}
 
 #: Every HTTP call of the e2e tests uses this: generous reads (a child sitemap is built
 #: on the fly), short connects (the server is local).
 HTTP_TIMEOUT = httpx.Timeout(60.0, connect=5.0)
-#: How long gunicorn may take to listen and boot its workers.
+#: How long a server may take to listen and boot its workers.
 START_TIMEOUT = 60.0
-#: How long gunicorn may take to exit after SIGTERM before it is killed.
+#: How long a server may take to exit after SIGTERM before it is killed.
 STOP_TIMEOUT = 15.0
+#: How often a free port is picked again when uvicorn finds it taken meanwhile.
+PORT_ATTEMPTS = 3
 
-#: What the example serves (kept here, not imported: importing app.py creates a database).
-POST_COUNT = 120_000
-PAGE_SIZE = 50_000
-STATIC_PATHS = ("/", "/about", "/contact")
-TAGS = ("flask", "python", "sitemaps", "sqlite", "wsgi", "asgi", "http", "caching")
-POST_PAGES = (1, 2, 3)
-
-_LISTENING = re.compile(rb"Listening at: http://127\.0\.0\.1:(\d+)")
-
-
-def page_urls(base_url: str) -> list[str]:
-    """The 11 non-post pages the example lists, in sitemap order."""
-    return [base_url + path for path in STATIC_PATHS] + [f"{base_url}/tags/{t}" for t in TAGS]
-
-
-def post_urls(base_url: str, start: int = 1, stop: int = POST_COUNT + 1) -> list[str]:
-    """``/posts/<id>`` URLs for ids in ``[start, stop)``, in sitemap order."""
-    return [f"{base_url}/posts/{n}" for n in range(start, stop)]
-
-
-def expected_page_urls(base_url: str) -> list[str]:
-    """Every page URL the example's sitemap must list: 11 pages and 120,000 posts."""
-    return page_urls(base_url) + post_urls(base_url)
+_GUNICORN_LISTENING = re.compile(rb"Listening at: http://127\.0\.0\.1:(\d+)")
+_ADDRESS_IN_USE = re.compile(rb"address already in use", re.IGNORECASE)
 
 
 def proc_children(pid: int) -> list[int]:
@@ -81,13 +72,12 @@ def proc_memory_kib(pid: int) -> dict[str, int]:
 
 
 @dataclass
-class GunicornServer:
-    """A running gunicorn master, its port and its captured log (stdout + stderr)."""
+class Server:
+    """A running server process, its port and its captured log (stdout + stderr)."""
 
     process: subprocess.Popen[bytes]
     port: int
     log_path: Path
-    workers: int
 
     @property
     def base_url(self) -> str:
@@ -104,12 +94,24 @@ class GunicornServer:
         return self.base_url + path
 
     def log(self) -> str:
-        """Everything gunicorn (and the app) wrote so far."""
+        """Everything the server (and the app) wrote so far."""
         return self.log_path.read_text(errors="replace")
+
+
+@dataclass
+class GunicornServer(Server):
+    """A gunicorn master and the number of sync workers it runs."""
+
+    workers: int
 
     def worker_pids(self) -> list[int]:
         """PIDs of the worker processes (children of the master)."""
         return proc_children(self.process.pid)
+
+
+@dataclass
+class UvicornServer(Server):
+    """A uvicorn process (with ``workers > 1``, the supervisor of its workers)."""
 
 
 #: What the ``start_gunicorn`` fixture gives: :func:`run_gunicorn`'s arguments, minus
@@ -118,23 +120,60 @@ StartGunicorn = Callable[..., GunicornServer]
 
 
 def clean_env(extra: Mapping[str, str], pythonpath: list[Path]) -> dict[str, str]:
+    """The test process's environment without what would change an example, plus ``extra``."""
+    dropped = {*DATABASE_VARIABLES.values(), "PYTHONPATH", "SITEMAP_BASE_URL"}
     env = {
         name: value
         for name, value in os.environ.items()
         # FLASK_* would reach app.config through from_prefixed_env (FLASK_SITEMAP_BASE_URL
-        # changes every URL); BLOG_DATABASE must only ever be the one given here.
-        if not name.startswith("FLASK_") and name not in ("BLOG_DATABASE", "PYTHONPATH")
+        # changes every URL), SITEMAP_BASE_URL does the same for the ASGI examples, and a
+        # database variable must only ever be the one given here.
+        if not name.startswith("FLASK_") and name not in dropped
     }
-    # The project first, so flask_sitemapper / sitemap_core are the working-tree
-    # packages whatever state the editable install is in.
+    # The project first, so the sitemap packages are the working-tree ones whatever
+    # state the editable install is in.
     env["PYTHONPATH"] = os.pathsep.join(str(p) for p in [PROJECT_ROOT, *pythonpath])
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # no __pycache__ in examples/ or tmp dirs
     env.update(extra)
     return env
 
 
+def refuse_example_database(chdir: Path, env: Mapping[str, str] | None) -> None:
+    """Raise unless an example started from ``chdir`` gets a database outside ``examples/``."""
+    folder = Path(chdir).resolve()
+    if folder.parent != EXAMPLES_ROOT:
+        return
+    variable = DATABASE_VARIABLES.get(folder.name)
+    if variable is None:
+        raise ValueError(f"unknown example {folder}: add its database variable")
+    database = (env or {}).get(variable)
+    if not database or Path(database).resolve().is_relative_to(EXAMPLES_ROOT):
+        # Unset, the example creates (and then serves) a file in its own folder.
+        raise ValueError(f"{variable} must point outside {EXAMPLES_ROOT}: {database!r}")
+
+
 def _tail(text: str, lines: int = 60) -> str:
     return "\n".join(text.splitlines()[-lines:])
+
+
+def _log_path(log_dir: Path, kind: str, app: str) -> Path:
+    log_dir.mkdir(parents=True, exist_ok=True)
+    return log_dir / f"{kind}-{app.replace(':', '-')}-{time.monotonic_ns()}.log"
+
+
+def _spawn(
+    command: list[str], cwd: Path, env: dict[str, str], log_path: Path
+) -> subprocess.Popen[bytes]:
+    with log_path.open("wb") as log_file:
+        return subprocess.Popen(
+            command,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group: killable as a whole
+        )
 
 
 @contextmanager
@@ -154,14 +193,8 @@ def run_gunicorn(
     "Listening at" line), so there is no window in which another process could take
     it. The block starts once every worker is up and ``ready_path`` answers 200.
     """
-    if Path(chdir).resolve() == EXAMPLE_DIR:
-        # The example creates (and then serves) whatever BLOG_DATABASE names, and
-        # examples/flask_blog/blog.db when it is unset: the user's file.
-        database = (env or {}).get("BLOG_DATABASE")
-        if not database or Path(database).resolve().parent == EXAMPLE_DIR:
-            raise ValueError(f"BLOG_DATABASE must point outside {EXAMPLE_DIR}: {database!r}")
-    log_dir.mkdir(parents=True, exist_ok=True)
-    log_path = log_dir / f"gunicorn-{app.replace(':', '-')}-{time.monotonic_ns()}.log"
+    refuse_example_database(chdir, env)
+    log_path = _log_path(log_dir, "gunicorn", app)
     command = [
         sys.executable,
         "-m",
@@ -185,24 +218,14 @@ def run_gunicorn(
         "info",
         app,
     ]
-    with log_path.open("wb") as log_file:
-        process = subprocess.Popen(
-            command,
-            cwd=PROJECT_ROOT,
-            env=clean_env(env or {}, pythonpath or []),
-            stdin=subprocess.DEVNULL,
-            stdout=log_file,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group: killable as a whole
-        )
+    process = _spawn(command, PROJECT_ROOT, clean_env(env or {}, pythonpath or []), log_path)
     try:
-        server = _wait_until_ready(process, log_path, workers, ready_path)
-        yield server
+        yield _wait_for_gunicorn(process, log_path, workers, ready_path)
     finally:
-        _stop(process)
+        stop_process(process)
 
 
-def _wait_until_ready(
+def _wait_for_gunicorn(
     process: subprocess.Popen[bytes], log_path: Path, workers: int, ready_path: str
 ) -> GunicornServer:
     deadline = time.monotonic() + START_TIMEOUT
@@ -216,17 +239,13 @@ def _wait_until_ready(
                     f" its output:\n{_tail(log_path.read_text(errors='replace'))}"
                 )
             if server is None:
-                match = _LISTENING.search(log_path.read_bytes())
+                match = _GUNICORN_LISTENING.search(log_path.read_bytes())
                 if match is not None:
                     server = GunicornServer(process, int(match.group(1)), log_path, workers)
             if server is not None and len(server.worker_pids()) == workers:
-                try:
-                    response = client.get(server.url(ready_path))
-                    if response.status_code == 200:
-                        return server
-                    last_error = f"GET {ready_path} -> {response.status_code}"
-                except httpx.HTTPError as exc:
-                    last_error = repr(exc)
+                last_error = _probe(client, server, ready_path)
+                if not last_error:
+                    return server
             time.sleep(0.1)
     pytest.fail(
         f"gunicorn did not answer within {START_TIMEOUT:.0f} s (last: {last_error});"
@@ -234,13 +253,111 @@ def _wait_until_ready(
     )
 
 
-def _stop(process: subprocess.Popen[bytes]) -> None:
+def free_port() -> int:
+    """A port that was free a moment ago (the kernel's pick for a socket bound to port 0).
+
+    uvicorn takes a port number, not a bound socket, so there is a window between this
+    and uvicorn's own bind; :func:`run_uvicorn` tries again when the port got taken.
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
+@contextmanager
+def run_uvicorn(
+    app: str,
+    chdir: Path,
+    log_dir: Path,
+    *,
+    workers: int = 1,
+    env: Mapping[str, str] | None = None,
+    pythonpath: list[Path] | None = None,
+    ready_path: str = "/robots.txt",
+) -> Iterator[UvicornServer]:
+    """Run ``python -m uvicorn <app>`` from ``chdir`` on 127.0.0.1 until the block ends.
+
+    uvicorn binds only after the app's lifespan start-up has finished, so the block
+    starts once ``ready_path`` answers 200: the examples' databases exist by then.
+    """
+    refuse_example_database(chdir, env)
+    for _attempt in range(PORT_ATTEMPTS):
+        port = free_port()
+        log_path = _log_path(log_dir, "uvicorn", app)
+        command = [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            app,
+            "--app-dir",
+            str(chdir),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--workers",
+            str(workers),
+            "--timeout-graceful-shutdown",
+            "5",
+            "--log-level",
+            "info",
+        ]
+        process = _spawn(command, Path(chdir), clean_env(env or {}, pythonpath or []), log_path)
+        try:
+            server = _wait_for_uvicorn(process, port, log_path, ready_path)
+            if server is None:
+                continue  # the port was taken between free_port() and uvicorn's bind
+            yield server
+            return
+        finally:
+            stop_process(process)
+    pytest.fail(f"uvicorn found its port taken {PORT_ATTEMPTS} times in a row")
+
+
+def _wait_for_uvicorn(
+    process: subprocess.Popen[bytes], port: int, log_path: Path, ready_path: str
+) -> UvicornServer | None:
+    deadline = time.monotonic() + START_TIMEOUT
+    server = UvicornServer(process, port, log_path)
+    last_error = "no attempt yet"
+    with httpx.Client(timeout=httpx.Timeout(5.0), trust_env=False) as client:
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                if _ADDRESS_IN_USE.search(log_path.read_bytes()):
+                    return None
+                pytest.fail(
+                    f"uvicorn exited with status {process.returncode} before answering;"
+                    f" its output:\n{_tail(server.log())}"
+                )
+            last_error = _probe(client, server, ready_path)
+            if not last_error:
+                return server
+            time.sleep(0.1)
+    pytest.fail(
+        f"uvicorn did not answer within {START_TIMEOUT:.0f} s (last: {last_error});"
+        f" its output:\n{_tail(server.log())}"
+    )
+
+
+def _probe(client: httpx.Client, server: Server, path: str) -> str:
+    """'' when ``path`` answers 200, else what went wrong."""
+    try:
+        response = client.get(server.url(path))
+    except httpx.HTTPError as exc:
+        return repr(exc)
+    return "" if response.status_code == 200 else f"GET {path} -> {response.status_code}"
+
+
+def stop_process(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM a server started by this module; SIGKILL its process group if it hangs."""
     if process.poll() is not None:
         return
     process.send_signal(signal.SIGTERM)  # graceful: the master stops its workers
     try:
         process.wait(timeout=STOP_TIMEOUT)
     except subprocess.TimeoutExpired:
-        # Our own process group (start_new_session): master and workers at once.
+        # The master is alive (not reaped), so its process group (start_new_session)
+        # is still exactly the master and its workers.
         os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=STOP_TIMEOUT)

@@ -30,7 +30,11 @@ from pathlib import Path
 
 import httpx
 
-from .servers import EXAMPLE_DIR, POST_PAGES, GunicornServer, StartGunicorn, proc_memory_kib
+from .servers import GunicornServer, StartGunicorn, proc_memory_kib
+from .sites import FLASK_BLOG
+
+EXAMPLE_DIR = FLASK_BLOG.directory
+POST_PAGES = FLASK_BLOG.item_pages
 
 ROUNDS = 3
 

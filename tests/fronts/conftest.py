@@ -1,6 +1,6 @@
 """Fixtures and app factories for the front-end tests.
 
-Every front (the Flask extension, the WSGI middleware, later the ASGI middleware) is
+Every front (the Flask extension, the WSGI middleware, the ASGI middleware) is
 built by one factory from the SAME source definitions and settings, so the checks in
 ``test_conformance.py`` are shared rather than copied. A factory has the signature::
 
@@ -31,15 +31,25 @@ out of the iteration after the chunks sent before it. :data:`FRONTS` is read whe
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
+import anyio.from_thread
 import httpx
 import pytest
 from flask import Flask, Response
+
+with warnings.catch_warnings():
+    # Starlette 1.x asks for a newer HTTP client in its test client; httpx is what the
+    # project's other tests use, and the test client works with it.
+    warnings.simplefilter("ignore")
+    from starlette.testclient import TestClient
 from werkzeug.test import create_environ
 
+import asgi_sitemap
 from flask_sitemapper import SitemapMiddleware, Sitemapper
 
 BASE = "http://localhost"
@@ -99,6 +109,30 @@ def hello_wsgi_app(app_robots: bytes | None = None) -> Callable[..., Any]:
             [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(body)))],
         )
         return [] if environ.get("REQUEST_METHOD") == "HEAD" else [body]
+
+    return app
+
+
+def hello_asgi_app(app_robots: bytes | None = None) -> Callable[..., Any]:
+    """The ASGI twin of :func:`hello_wsgi_app` (no body for HEAD, as Starlette does)."""
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        assert scope["type"] == "http"
+        path = scope["path"]
+        if path == "/":
+            status, body = 200, b"hello"
+        elif path == "/robots.txt" and app_robots is not None:
+            status, body = 200, app_robots
+        else:
+            status, body = 404, b"Not Found"
+        headers = [
+            (b"content-type", b"text/plain; charset=utf-8"),
+            (b"content-length", str(len(body)).encode()),
+        ]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send(
+            {"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body}
+        )
 
     return app
 
@@ -175,6 +209,108 @@ def build_wsgi_app(
     )
 
 
+def build_asgi_app(
+    sources: Mapping[str, Any],
+    page_size: int = 50_000,
+    *,
+    base_url: str | None = None,
+    allowed_hosts: list[str] | None = None,
+    robots: bool = True,
+    robots_rules: str | None = None,
+    same_host_only: bool = True,
+    app_robots: bytes | None = None,
+) -> asgi_sitemap.SitemapMiddleware:
+    """``asgi_sitemap.SitemapMiddleware`` serving ``sources`` before :func:`hello_asgi_app`."""
+    options: dict[str, Any] = {}
+    if allowed_hosts is not None:
+        options["allowed_hosts"] = allowed_hosts
+    if robots_rules is not None:
+        options["robots_rules"] = robots_rules
+    return asgi_sitemap.SitemapMiddleware(
+        hello_asgi_app(app_robots),
+        dict(sources),
+        base_url=base_url,
+        page_size=page_size,
+        robots=robots,
+        same_host_only=same_host_only,
+        **options,
+    )
+
+
+def asgi_client(app: Any) -> httpx.Client:
+    """A synchronous client talking to an ASGI app in-process (Starlette's)."""
+    # The middleware answers errors before the first byte with a 500 itself; an error
+    # that escapes it is one a real server shows by cutting the transfer, which the
+    # test client shows by raising.
+    return TestClient(app, base_url=BASE)
+
+
+def asgi_raw_body(app: Any, path: str) -> RawBody:
+    """Run an ASGI app for ``GET path``; each body message is produced when pulled.
+
+    The app's ``send`` waits until the test takes the message (a zero-buffer stream),
+    so a chunk the test has not asked for has not been rendered.
+    """
+    portal_cm = anyio.from_thread.start_blocking_portal()
+    portal = portal_cm.__enter__()
+    sender, receiver = anyio.create_memory_object_stream[dict[str, Any] | BaseException](0)
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"host", b"localhost")],
+        "server": ("localhost", 80),
+        "client": ("127.0.0.1", 12345),
+    }
+
+    async def receive() -> dict[str, Any]:
+        await anyio.sleep_forever()  # the request has no body and the client never leaves
+        raise AssertionError("unreachable")
+
+    async def run() -> None:
+        try:
+            await app(scope, receive, sender.send)
+        except BaseException as exc:  # handed to the test, which re-raises it in order
+            await sender.send(exc)
+        finally:
+            await sender.aclose()
+
+    future = portal.start_task_soon(run)
+
+    def take() -> dict[str, Any] | BaseException | None:
+        try:
+            return portal.call(receiver.receive)
+        except anyio.EndOfStream:
+            return None
+
+    start = take()
+    if isinstance(start, BaseException):
+        raise start
+    assert start is not None and start["type"] == "http.response.start"
+    headers = [(k.decode(), v.decode()) for k, v in start.get("headers", [])]
+
+    def chunks() -> Iterator[bytes]:
+        try:
+            while (message := take()) is not None:
+                if isinstance(message, BaseException):
+                    raise message
+                if message.get("body"):
+                    yield message["body"]
+                if not message.get("more_body", False):
+                    break
+        finally:
+            future.cancel()
+            portal_cm.__exit__(None, None, None)
+
+    return RawBody(int(start["status"]), headers, chunks())
+
+
 def wsgi_client(app: Any) -> httpx.Client:
     """A synchronous client talking to a WSGI app in-process."""
     return httpx.Client(transport=httpx.WSGITransport(app=app), base_url=BASE)
@@ -234,6 +370,7 @@ class Front:
 FRONTS: dict[str, Front] = {
     "flask-extension": Front("flask-extension", build_flask_app, wsgi_client, wsgi_raw_body),
     "wsgi-middleware": Front("wsgi-middleware", build_wsgi_app, wsgi_client, wsgi_raw_body),
+    "asgi-middleware": Front("asgi-middleware", build_asgi_app, asgi_client, asgi_raw_body),
 }
 
 

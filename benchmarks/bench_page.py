@@ -25,6 +25,7 @@ Run from the repository root::
 from __future__ import annotations
 
 import argparse
+import asyncio
 import cProfile
 import gc
 import io
@@ -37,7 +38,7 @@ import sys
 import time
 import tracemalloc
 import xml.etree.ElementTree as ET
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, MutableMapping
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -48,6 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from flask import Flask
 from werkzeug.test import EnvironBuilder
 
+import asgi_sitemap
 from flask_sitemapper import Sitemapper
 from sitemap_core import (
     BaseURL,
@@ -59,6 +61,7 @@ from sitemap_core import (
     normalise_url,
     respond,
 )
+from sitemap_core.aio import AsyncUrlSource
 from sitemap_core.limits import MAX_URLS_PER_SITEMAP
 from sitemap_core.render import encode_all
 
@@ -199,6 +202,82 @@ def fetch(app: Flask, sink: list[bytes] | None = None) -> Fetch:
     total = time.perf_counter() - started
     cpu = time.process_time() - cpu_started
     return Fetch(total, first_byte, cpu, chunks, size, statuses[0] if statuses else "")
+
+
+# Library: the same page through the ASGI middleware ---------------------------------
+
+
+async def _not_found(scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
+    await send({"type": "http.response.start", "status": 404, "headers": []})
+    await send({"type": "http.response.body", "body": b""})
+
+
+def make_asgi_app(raw: list[Raw], *, async_source: bool) -> asgi_sitemap.SitemapMiddleware:
+    """``asgi_sitemap.SitemapMiddleware`` with the same source, sync or async.
+
+    A sync source is pulled in a worker thread in batches; an async generator runs on
+    the event loop. Both pass ``count=``, as the Flask app does.
+    """
+
+    async def posts_async() -> AsyncIterator[Entry]:
+        for entry in _entries(raw):
+            yield entry
+
+    def posts_sync() -> Iterator[Entry]:
+        return _entries(raw)
+
+    source = AsyncUrlSource.from_object(
+        "posts", posts_async if async_source else posts_sync, count=lambda: len(raw)
+    )
+    return asgi_sitemap.SitemapMiddleware(
+        _not_found, [source], base_url=BASE_URL, page_size=MAX_URLS_PER_SITEMAP
+    )
+
+
+def fetch_asgi(
+    loop: asyncio.Runner, app: asgi_sitemap.SitemapMiddleware, sink: list[bytes] | None = None
+) -> Fetch:
+    """Call the ASGI app on ``loop`` and collect its body messages."""
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "https",
+        "path": PAGE_PATH,
+        "raw_path": PAGE_PATH.encode(),
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(b"host", b"example.com")],
+        "server": ("example.com", 443),
+    }
+    record = Fetch(0.0, 0.0, 0.0, 0, 0, "")
+
+    async def receive() -> MutableMapping[str, Any]:
+        await asyncio.Event().wait()  # no request body, and the client stays
+        raise AssertionError("unreachable")
+
+    async def call() -> None:
+        started = time.perf_counter()
+        cpu_started = time.process_time()
+
+        async def send(message: MutableMapping[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                record.status = str(message["status"])
+            elif message.get("body"):
+                if not record.chunks:
+                    record.first_byte = time.perf_counter() - started
+                record.chunks += 1
+                record.size += len(message["body"])
+                if sink is not None:
+                    sink.append(message["body"])
+
+        await app(scope, receive, send)
+        record.total = time.perf_counter() - started
+        record.cpu = time.process_time() - cpu_started
+
+    loop.run(call())
+    return record
 
 
 # Measurement helpers ----------------------------------------------------------------
@@ -376,16 +455,28 @@ def run(entries: int, repeat: int, *, with_breakdown: bool = True) -> dict[str, 
         fetches.append(fetch(app))
         return None
 
+    loop = asyncio.Runner()
+    asgi_sync = make_asgi_app(raw, async_source=False)
+    asgi_async = make_asgi_app(raw, async_source=True)
+    asgi_fetches: dict[str, list[Fetch]] = {"asgi_sync": [], "asgi_async": []}
+    sink: list[bytes] = []
+    fetch_asgi(loop, asgi_sync, sink)
+    checks["asgi_byte_identical"] = b"".join(sink) == render_reference(raw)
+
     contenders: dict[str, Callable[[], object]] = {
         "reference": reference,
         "library": library,
         "library_no_count": lambda: fetch(app_no_count),
+        "asgi_sync": lambda: asgi_fetches["asgi_sync"].append(fetch_asgi(loop, asgi_sync)),
+        "asgi_async": lambda: asgi_fetches["asgi_async"].append(fetch_asgi(loop, asgi_async)),
     }
     if with_breakdown:
         contenders.update(stages(raw))
     for func in contenders.values():  # warm-up: lazy set-up, caches
         func()
     fetches.clear()
+    for done in asgi_fetches.values():
+        done.clear()
     times: dict[str, list[float]] = {name: [] for name in contenders}
     cpu_times: dict[str, list[float]] = {name: [] for name in contenders}
     for _ in range(repeat):
@@ -396,6 +487,8 @@ def run(entries: int, repeat: int, *, with_breakdown: bool = True) -> dict[str, 
     # The library's own clocks start at the WSGI call, not before building the environ.
     times["library"] = [f.total for f in fetches]
     cpu_times["library"] = [f.cpu for f in fetches]
+    for name, done in asgi_fetches.items():
+        times[name] = [f.total for f in done]
     median = {name: statistics.median(values) for name, values in times.items()}
     cpu_median = {name: statistics.median(values) for name, values in cpu_times.items()}
 
@@ -415,6 +508,14 @@ def run(entries: int, repeat: int, *, with_breakdown: bool = True) -> dict[str, 
         "library_cpu_s": cpu_median["library"],
         "ratio_cpu": cpu_median["library"] / cpu_median["reference"],
         "library_no_count_s": median["library_no_count"],
+        "asgi_sync_s": median["asgi_sync"],
+        "ratio_asgi_sync": median["asgi_sync"] / reference_s,
+        "asgi_async_s": median["asgi_async"],
+        "ratio_asgi_async": median["asgi_async"] / reference_s,
+        "asgi_first_byte_pct": 100
+        * statistics.median(f.first_byte for f in asgi_fetches["asgi_sync"])
+        / median["asgi_sync"],
+        "asgi_peak_bytes": peak_memory(lambda: fetch_asgi(loop, asgi_sync)),
         "ratio_no_count": median["library_no_count"] / reference_s,
         "first_byte_s": first_byte_s,
         "first_byte_pct": 100 * first_byte_s / library_s,
@@ -427,8 +528,8 @@ def run(entries: int, repeat: int, *, with_breakdown: bool = True) -> dict[str, 
         "last_fetch": asdict(last),
     }
     if with_breakdown:
-        names = [name for name in contenders if name not in ("reference", "library")]
-        names.remove("library_no_count")
+        skipped = ("reference", "library", "library_no_count", "asgi_sync", "asgi_async")
+        names = [name for name in contenders if name not in skipped]
         results["breakdown_s"] = {name: median[name] for name in names}
         results["breakdown_pct"] = {name: 100 * median[name] / library_s for name in names}
     return results
@@ -471,6 +572,16 @@ def table(results: dict[str, Any]) -> str:
             _ms(results["library_no_count_s"]),
             f"{results['ratio_no_count']:.2f}x",
         ),
+        (
+            "Library (ASGI middleware, sync source in a thread)",
+            _ms(results["asgi_sync_s"]),
+            f"{results['ratio_asgi_sync']:.2f}x",
+        ),
+        (
+            "Library (ASGI middleware, async generator source)",
+            _ms(results["asgi_async_s"]),
+            f"{results['ratio_asgi_async']:.2f}x",
+        ),
     ]
     lines = [
         f"{results['entries']:,} URLs, median of {results['repeat']} runs "
@@ -493,6 +604,8 @@ def table(results: dict[str, Any]) -> str:
         f"{results['mean_chunk_bytes']:,.0f} bytes |",
         f"| Peak memory, reference (tracemalloc) | {_mib(results['reference_peak_bytes'])} |",
         f"| Peak memory, library (tracemalloc) | {_mib(results['library_peak_bytes'])} |",
+        f"| Peak memory, ASGI sync source (tracemalloc) | {_mib(results['asgi_peak_bytes'])} |",
+        f"| ASGI time to first byte (sync source) | {results['asgi_first_byte_pct']:.1f}% |",
     ]
     if "breakdown_s" in results:
         lines += [

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMappi
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 
 from sitemap_core import BaseURL, Site
 from sitemap_core.aio import AsyncUrlSource, respond_async
@@ -221,6 +222,9 @@ async def _send_reply(reply: Reply, receive: Receive, send: Send, task_group: An
     task_group.start_soon(watch_disconnect)
     async for chunk in body:
         await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        # A server's send() need not yield, nor an async source that never awaits: give
+        # the loop a turn per chunk, so other requests run and a disconnect is seen.
+        await anyio.lowlevel.checkpoint()
     await send({"type": "http.response.body", "body": b""})
     task_group.cancel_scope.cancel()  # stop watching for a disconnect
 

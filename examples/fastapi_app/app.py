@@ -1,0 +1,160 @@
+"""A FastAPI shop over SQLite (read with aiosqlite) whose sitemap lists every product.
+
+Run it from this folder::
+
+    uvicorn app:app                      # then open http://127.0.0.1:8000/sitemap.xml
+
+* On first start-up 75,000 products are written to ``shop.db`` next to this file;
+  ``FASTAPI_DATABASE=/path/to/file.db`` puts the database elsewhere.
+* ``/``, ``/contact`` and the ``/categories/{category}`` pages are marked with
+  ``@routes.include`` under FastAPI's ``@app.get``; the categories are read from the
+  database by an async generator. The products come from :class:`ProductPages`, an
+  ``AsyncSliceable``, so ``/sitemap.xml`` is an index of ``/sitemap-pages-1.xml`` and
+  ``/sitemap-products-1.xml`` / ``-2.xml``, each page one ``LIMIT/OFFSET`` query.
+* ``updated_at`` is stored as SQLite's ``CURRENT_TIMESTAMP`` writes it: UTC text with
+  no offset (``2022-01-01 00:00:00``), which the sitemap writes as UTC.
+* The sitemap's URLs use the request's host when it is localhost / 127.0.0.1. Set
+  ``SITEMAP_BASE_URL=https://shop.example.com`` to fix them instead.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import aiosqlite
+from fastapi import FastAPI, HTTPException
+from fastapi.responses import HTMLResponse
+
+from asgi_sitemap import Entry, SitemapMiddleware, SitemapRoutes, url_for
+
+PRODUCT_COUNT = 75_000
+CATEGORIES = ("books", "garden", "kitchen", "music", "outdoor", "toys", "tools")
+DATABASE = Path(os.environ.get("FASTAPI_DATABASE") or Path(__file__).with_name("shop.db"))
+
+
+async def build_catalogue(path: Path, products: int = PRODUCT_COUNT) -> None:
+    """Fill a new database at ``path`` with ``products`` products; keep an existing one.
+
+    Built under a name of this process's own, then renamed: a reader (another worker
+    starting at the same time) sees either no file or the complete catalogue.
+    """
+    if path.exists():
+        return
+    building = path.with_name(f".{path.name}.building-{os.getpid()}")
+    building.unlink(missing_ok=True)
+    first_update = datetime(2022, 1, 1)  # naive: UTC, as CURRENT_TIMESTAMP writes it
+    rows = (
+        (
+            n,
+            f"Product {n}",
+            CATEGORIES[n % len(CATEGORIES)],
+            (first_update + timedelta(minutes=11 * n)).strftime("%Y-%m-%d %H:%M:%S"),
+        )
+        for n in range(1, products + 1)
+    )
+    try:
+        async with aiosqlite.connect(building) as db:
+            await db.execute(
+                "CREATE TABLE products (id INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+                " category TEXT NOT NULL, updated_at TEXT NOT NULL)"
+            )
+            await db.executemany("INSERT INTO products VALUES (?, ?, ?, ?)", rows)
+            await db.commit()
+        os.replace(building, path)
+    finally:
+        building.unlink(missing_ok=True)
+
+
+def open_catalogue() -> aiosqlite.Connection:
+    """A read-only connection to the catalogue (use with ``async with``)."""
+    return aiosqlite.connect(f"file:{DATABASE}?mode=ro", uri=True, iter_chunk_size=500)
+
+
+class ProductPages:
+    """The products as an ``AsyncSliceable``: ``count()`` and ``slice()`` are one query each."""
+
+    async def count(self) -> int:
+        """The number of products, from which the index numbers its child pages."""
+        async with open_catalogue() as db:
+            rows = list(await db.execute_fetchall("SELECT COUNT(*) FROM products"))
+        return int(rows[0][0])
+
+    async def slice(self, start: int, stop: int) -> AsyncIterator[Entry]:
+        """Products ``[start, stop)`` by id, fetched as the page is written out."""
+        async with (
+            open_catalogue() as db,
+            db.execute(
+                "SELECT id, updated_at FROM products ORDER BY id LIMIT ? OFFSET ?",
+                (stop - start, start),
+            ) as cursor,
+        ):
+            async for product_id, updated_at in cursor:
+                yield Entry(url_for("product", product_id=product_id), lastmod=updated_at)
+
+
+async def category_params() -> AsyncIterator[dict[str, str]]:
+    """The path values of every category page, as the database knows them."""
+    async with (
+        open_catalogue() as db,
+        db.execute("SELECT DISTINCT category FROM products ORDER BY category") as cursor,
+    ):
+        async for (category,) in cursor:
+            yield {"category": category}
+
+
+@asynccontextmanager
+async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    """Build the catalogue before uvicorn starts accepting requests."""
+    await build_catalogue(DATABASE)
+    yield
+
+
+app = FastAPI(title="Shop", lifespan=lifespan)
+routes = SitemapRoutes()
+app.add_middleware(
+    SitemapMiddleware,
+    sources={"products": ProductPages()},
+    routes=routes,
+    # None: the request's host, if it is a loopback name (else 400).
+    base_url=os.environ.get("SITEMAP_BASE_URL") or None,
+)
+
+
+@app.get("/", response_class=HTMLResponse)
+@routes.include(changefreq="daily", priority=1.0)
+async def home() -> str:
+    """The shop's front page."""
+    return "<h1>The shop</h1>"
+
+
+@app.get("/contact", response_class=HTMLResponse)
+@routes.include(changefreq="yearly", priority=0.1)
+async def contact() -> str:
+    """How to reach the shop."""
+    return "<h1>Contact</h1>"
+
+
+@app.get("/categories/{category}", response_class=HTMLResponse)
+@routes.include(params=category_params, changefreq="weekly", priority=0.6)
+async def category(category: str) -> str:
+    """The products of one category."""
+    if category not in CATEGORIES:
+        raise HTTPException(status_code=404)
+    return f"<h1>{category.title()}</h1>"
+
+
+@app.get("/products/{product_id}", response_class=HTMLResponse)
+async def product(product_id: int) -> str:
+    """One product; listed in the sitemap by :class:`ProductPages`, not by a route mark."""
+    async with (
+        open_catalogue() as db,
+        db.execute("SELECT name FROM products WHERE id = ?", (product_id,)) as cursor,
+    ):
+        row = await cursor.fetchone()
+    if row is None:
+        raise HTTPException(status_code=404)
+    return f"<h1>{row[0]}</h1>"

@@ -1,0 +1,61 @@
+"""Independent sitemap consumers crawl every example site from its robots.txt.
+
+``ultimate-sitemap-parser`` and Scrapy's sitemap utilities (see ``tests/crawlers.py``)
+must find exactly the pages each example publishes (its fixed pages and every row of
+its item table): no page missing, none extra, none twice.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+
+import httpx
+import pytest
+from crawlers import scrapy_page_urls, usp_page_urls
+
+from .sites import PAGE_SIZE, ServedExample
+
+CRAWLERS = pytest.mark.parametrize(
+    "crawl", [usp_page_urls, scrapy_page_urls], ids=["usp", "scrapy"]
+)
+
+
+def _difference(found: list[str], expected: list[str]) -> str:
+    found_set, expected_set = set(found), set(expected)
+    missing = sorted(expected_set - found_set)
+    extra = sorted(found_set - expected_set)
+    repeated = sorted(url for url, n in Counter(found).items() if n > 1)
+    return (
+        f"found {len(found)} URLs ({len(found_set)} distinct), expected {len(expected)};"
+        f" {len(missing)} missing, e.g. {missing[:5]}; {len(extra)} unexpected,"
+        f" e.g. {extra[:5]}; {len(repeated)} repeated, e.g. {repeated[:5]}"
+    )
+
+
+@CRAWLERS
+def test_crawler_finds_exactly_the_published_pages(
+    served: ServedExample, crawl: Callable[[str], list[str]]
+) -> None:
+    started = time.perf_counter()
+    found = crawl(served.homepage)
+    elapsed = time.perf_counter() - started
+    print(f"\n{served.site.name} {crawl.__name__}: {len(found)} URLs in {elapsed:.2f} s")
+
+    expected = served.expected_urls()
+    assert len(expected) == served.site.item_count + len(served.site.page_paths)
+    assert len(found) == len(expected), _difference(found, expected)
+    assert set(found) == set(expected), _difference(found, expected)
+
+
+def test_listed_pages_exist(served: ServedExample, http: httpx.Client) -> None:
+    """A sample of the listed URLs really are pages of the site (no 404s)."""
+    ids = served.item_ids
+    sample = [
+        *served.page_urls(),
+        *(served.item_url(ids[i]) for i in (0, PAGE_SIZE - 1, PAGE_SIZE, len(ids) - 1)),
+    ]
+    for url in sample:
+        assert http.get(url).status_code == 200, url
+    assert http.get(served.item_url(ids[-1] + 1)).status_code == 404

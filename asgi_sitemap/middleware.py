@@ -21,11 +21,11 @@ import anyio.lowlevel
 
 from sitemap_core import BaseURL, Site
 from sitemap_core.aio import AsyncUrlSource, respond_async
-from sitemap_core.hosts import LOOPBACK_HOSTS
+from sitemap_core.hosts import LOOPBACK_HOSTS, BasePolicy
 from sitemap_core.http import Reply, plain_text
 from sitemap_core.limits import MAX_URLS_PER_SITEMAP
 from sitemap_core.robots import DEFAULT_RULES
-from sitemap_core.site import answer_robots
+from sitemap_core.site import answer_robots, classify
 
 from .context import SitemapContext, _current
 from .routes import SitemapRoutes
@@ -81,8 +81,7 @@ class SitemapMiddleware:
             robots_rules=robots_rules,
             same_host_only=same_host_only,
         )
-        self.base_url = None if base_url is None else BaseURL.parse(base_url)
-        self.allowed_hosts = tuple(allowed_hosts)
+        self.base_policy = BasePolicy.create(base_url, allowed_hosts)
         self.robots = robots
         self.router = router
 
@@ -92,25 +91,22 @@ class SitemapMiddleware:
             await self.app(scope, receive, send)
             return
         path = _route_path(scope)
-        target = self.site.match(path)
-        if target is None or (target.kind == "robots" and not self.robots):
-            await self.app(scope, receive, send)
-            return
         method = scope["method"]
-        if target.kind == "robots" and method in ("GET", "HEAD"):
+        action = classify(self.site, path, method, self.robots)
+        if action == "app":
+            await self.app(scope, receive, send)
+        elif action == "robots":
             await self._robots(scope, receive, send)
-            return
-        await self._sitemap(scope, receive, send, method, path)
+        else:
+            await self._sitemap(scope, receive, send, method, path)
 
     def _base(self, scope: Scope) -> BaseURL:
-        if self.base_url is not None:
-            return self.base_url
         host = _header(scope, b"host")
         if host is None:
             server = scope.get("server")
             host = f"{server[0]}:{server[1]}" if server else ""
-        return BaseURL.from_request(
-            scope.get("scheme", "http"), host, scope.get("root_path", ""), self.allowed_hosts
+        return self.base_policy.resolve(
+            scope.get("scheme", "http"), host, scope.get("root_path", "")
         )
 
     def _router(self, scope: Scope) -> Any | None:

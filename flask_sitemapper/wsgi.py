@@ -19,11 +19,11 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from sitemap_core import BaseURL, Site, UrlSource
-from sitemap_core.hosts import LOOPBACK_HOSTS
+from sitemap_core.hosts import LOOPBACK_HOSTS, BasePolicy
 from sitemap_core.http import Reply, plain_text
 from sitemap_core.limits import MAX_URLS_PER_SITEMAP
 from sitemap_core.robots import DEFAULT_RULES
-from sitemap_core.site import answer_robots, respond
+from sitemap_core.site import answer_robots, classify, respond
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -69,18 +69,17 @@ class SitemapMiddleware:
             robots_rules=robots_rules,
             same_host_only=same_host_only,
         )
-        self.base_url = None if base_url is None else BaseURL.parse(base_url)
-        self.allowed_hosts = tuple(allowed_hosts)
+        self.base_policy = BasePolicy.create(base_url, allowed_hosts)
         self.robots = robots
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         """Answer sitemap paths; pass everything else to the wrapped app."""
         path = environ.get("PATH_INFO", "")
-        target = self.site.match(path)
-        if target is None or (target.kind == "robots" and not self.robots):
-            return self.app(environ, start_response)
         method = environ.get("REQUEST_METHOD", "GET")
-        if target.kind == "robots" and method in ("GET", "HEAD"):
+        action = classify(self.site, path, method, self.robots)
+        if action == "app":
+            return self.app(environ, start_response)
+        if action == "robots":
             return self._robots(environ, start_response)
         try:
             reply = respond(self.site, method, path, lambda: self._base(environ))
@@ -91,14 +90,10 @@ class SitemapMiddleware:
         return _send(reply, start_response)
 
     def _base(self, environ: WSGIEnvironment) -> BaseURL:
-        if self.base_url is not None:
-            return self.base_url
-        host = environ.get("HTTP_HOST") or _server_host(environ)
-        return BaseURL.from_request(
+        return self.base_policy.resolve(
             environ.get("wsgi.url_scheme", "http"),
-            host,
+            environ.get("HTTP_HOST") or _server_host(environ),
             environ.get("SCRIPT_NAME", ""),
-            self.allowed_hosts,
         )
 
     def _robots(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:

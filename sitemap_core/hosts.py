@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 from .entries import normalise_url
 from .errors import ConfigurationError, InvalidEntryError
 
-__all__ = ["LOOPBACK_HOSTS", "BaseURL", "UntrustedHostError", "host_is_allowed"]
+__all__ = ["LOOPBACK_HOSTS", "BasePolicy", "BaseURL", "UntrustedHostError", "host_is_allowed"]
 
 #: Hosts trusted when nothing is configured, so that local development just works.
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
@@ -104,6 +104,26 @@ class BaseURL:
     def join(self, path: str) -> str:
         """Return the absolute URL of ``path`` (which starts with ``/``) on this site."""
         return self.url + path
+
+
+@dataclass(frozen=True)
+class BasePolicy:
+    """Where a middleware's base URL comes from: fixed, or an allowed request host."""
+
+    fixed: BaseURL | None
+    allowed_hosts: tuple[str, ...]
+
+    @classmethod
+    def create(cls, base_url: str | None, allowed_hosts: Iterable[str]) -> BasePolicy:
+        """Parse the settings now, so a bad base URL fails at start-up."""
+        fixed = None if base_url is None else BaseURL.parse(base_url)
+        return cls(fixed, tuple(allowed_hosts))
+
+    def resolve(self, scheme: str, host: str, root_path: str) -> BaseURL:
+        """The base URL for a request (may raise :class:`UntrustedHostError`)."""
+        if self.fixed is not None:
+            return self.fixed
+        return BaseURL.from_request(scheme, host, root_path, self.allowed_hosts)
 
 
 def host_is_allowed(host: str, allowed: Iterable[str]) -> bool:

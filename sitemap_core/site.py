@@ -55,6 +55,7 @@ __all__ = [
     "answer_robots",
     "begin",
     "check_page_size",
+    "classify",
     "decide",
     "iter_body",
     "prime",
@@ -305,6 +306,23 @@ def refuse_host(error: UntrustedHostError, head: bool = False) -> Reply:
     """
     logger.warning("sitemap request refused: %s", error)
     return bad_request("the Host header is not an allowed host of this site", head)
+
+
+def classify(
+    site: Site[S], path: str, method: str, serve_robots: bool
+) -> Literal["app", "robots", "sitemap"]:
+    """What a middleware does with a request.
+
+    ``"app"``: not the site's path (or robots.txt left to the app), pass it on;
+    ``"robots"``: ask the app for its robots.txt and :func:`answer_robots`;
+    ``"sitemap"``: answer it (including 405 for a wrong method on robots.txt).
+    """
+    target = site.match(path)
+    if target is None or (target.kind == "robots" and not serve_robots):
+        return "app"
+    if target.kind == "robots" and method in ALLOWED_METHODS:
+        return "robots"
+    return "sitemap"
 
 
 def answer_robots(

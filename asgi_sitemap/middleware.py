@@ -14,18 +14,20 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import anyio.lowlevel
 
 from sitemap_core import BaseURL, Site
 from sitemap_core.aio import AsyncUrlSource, respond_async
+from sitemap_core.cache import PageCache, default_cache
 from sitemap_core.hosts import LOOPBACK_HOSTS, BasePolicy
 from sitemap_core.http import Reply, plain_text
 from sitemap_core.limits import MAX_URLS_PER_SITEMAP
 from sitemap_core.robots import DEFAULT_RULES
-from sitemap_core.site import answer_robots, classify
+from sitemap_core.serve import answer_robots, classify, request_headers
+from sitemap_core.site import DEFAULT_CACHE_CONTROL
 
 from .context import SitemapContext, _current
 from .routes import SitemapRoutes
@@ -66,6 +68,9 @@ class SitemapMiddleware:
         robots: bool = True,
         robots_rules: str = DEFAULT_RULES,
         same_host_only: bool = True,
+        cache_control: str = DEFAULT_CACHE_CONTROL,
+        cache: PageCache | Literal[False] | None = None,
+        gzip: bool = True,
         router: Any | None = None,
     ) -> None:
         self.app = app
@@ -80,6 +85,9 @@ class SitemapMiddleware:
             page_size=page_size,
             robots_rules=robots_rules,
             same_host_only=same_host_only,
+            cache_control=cache_control,
+            cache=default_cache(cache),
+            gzip=gzip,
         )
         self.base_policy = BasePolicy.create(base_url, allowed_hosts)
         self.robots = robots
@@ -135,7 +143,9 @@ class SitemapMiddleware:
             async with anyio.create_task_group() as task_group:
                 runner = ThreadRunner(task_group)
                 try:
-                    reply = await respond_async(self.site, method, path, base_url, runner)
+                    reply = await respond_async(
+                        self.site, method, path, base_url, runner, _asgi_headers(scope)
+                    )
                 except Exception:
                     logger.exception("sitemap %s failed before the response started", path)
                     reply = plain_text(500, "Internal Server Error\n")
@@ -164,6 +174,8 @@ class SitemapMiddleware:
             lambda: self._base(scope),
             self.site.robots_rules,
             head,
+            _asgi_headers(scope),
+            self.site.cache_control,
         )
         if reply is None:
             await captured.replay(send, head)
@@ -178,6 +190,10 @@ def _route_path(scope: Scope) -> str:
     if root_path and path.startswith(root_path):
         return path[len(root_path) :] or "/"
     return path
+
+
+def _asgi_headers(scope: Scope) -> dict[str, str]:
+    return request_headers(lambda name: _header(scope, name.encode()))
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
@@ -201,10 +217,17 @@ async def _send_small(reply: Reply, send: Send) -> None:
 
 async def _send_reply(reply: Reply, receive: Receive, send: Send, task_group: Any) -> None:
     body = reply.body
-    if isinstance(body, Iterable):
+    if isinstance(body, list | tuple):
         await _send_small(reply, send)
         return
     await _send_start(reply, send)
+    if isinstance(body, Iterable):
+        # A spooled document: sent as it is read, never joined in memory.
+        for chunk in body:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await anyio.lowlevel.checkpoint()
+        await send({"type": "http.response.body", "body": b""})
+        return
 
     async def watch_disconnect() -> None:
         # A client that goes away cancels the streaming, which stops pulling entries

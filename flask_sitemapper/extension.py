@@ -20,7 +20,15 @@ Configuration (``app.config``), with defaults:
 ``SITEMAP_ROBOTS_RULES`` (``"User-agent: *\\nDisallow:\\n"``)
     The rules of the robots.txt served when the app has none.
 ``SITEMAP_SAME_HOST_ONLY`` (True)
-    Refuse entries whose URL is on another origin than the base URL.
+    Refuse entries whose URL is not under the base URL.
+``SITEMAP_CACHE_CONTROL`` (``"public, max-age=3600, s-maxage=3600"``)
+    The Cache-Control of sitemap documents and of the robots.txt served.
+``SITEMAP_CACHE`` (None)
+    Where rendered documents of sources with a fingerprint are kept: None for a
+    per-process ``MemoryCache`` (64 MiB), a ``RedisCache`` to share them between
+    workers and machines, False for none.
+``SITEMAP_GZIP`` (True)
+    Send gzip to clients whose Accept-Encoding allows it.
 """
 
 from __future__ import annotations
@@ -35,12 +43,14 @@ from flask.globals import request_ctx
 from werkzeug.routing import MapAdapter
 
 from sitemap_core import BaseURL, ConfigurationError, Site, UrlSource
+from sitemap_core.cache import default_cache
 from sitemap_core.entries import ChangeFreq, LastmodInput
 from sitemap_core.hosts import LOOPBACK_HOSTS
 from sitemap_core.http import ALLOWED_METHODS, Reply, method_not_allowed
 from sitemap_core.limits import MAX_URLS_PER_SITEMAP
 from sitemap_core.robots import DEFAULT_RULES
-from sitemap_core.site import answer_robots, check_page_size, respond
+from sitemap_core.serve import answer_robots, request_headers, respond
+from sitemap_core.site import DEFAULT_CACHE_CONTROL, check_page_size
 from sitemap_core.sources import check_name
 
 from .routes import Params, RouteSpec, route_entries
@@ -87,6 +97,9 @@ class Sitemapper:
         config.setdefault("SITEMAP_ROBOTS_TXT", True)
         config.setdefault("SITEMAP_ROBOTS_RULES", DEFAULT_RULES)
         config.setdefault("SITEMAP_SAME_HOST_ONLY", True)
+        config.setdefault("SITEMAP_CACHE_CONTROL", DEFAULT_CACHE_CONTROL)
+        config.setdefault("SITEMAP_CACHE", None)
+        config.setdefault("SITEMAP_GZIP", True)
         # Fail at start-up, not on a crawl (values set after init_app are checked then).
         if config["SITEMAP_BASE_URL"]:
             BaseURL.parse(config["SITEMAP_BASE_URL"])
@@ -183,6 +196,9 @@ class Sitemapper:
                 page_size=app.config["SITEMAP_PAGE_SIZE"],
                 robots_rules=app.config["SITEMAP_ROBOTS_RULES"],
                 same_host_only=app.config["SITEMAP_SAME_HOST_ONLY"],
+                cache_control=app.config["SITEMAP_CACHE_CONTROL"],
+                cache=default_cache(app.config["SITEMAP_CACHE"]),
+                gzip=app.config["SITEMAP_GZIP"],
             )
         return state.site
 
@@ -223,7 +239,8 @@ class Sitemapper:
             ctx.url_adapter = _url_adapter(app, base)
             return base
 
-        reply = respond(self._site(app), request.method, request.path, base_url)
+        headers = request_headers(request.headers.get)
+        reply = respond(self._site(app), request.method, request.path, base_url, headers)
         if reply is None:
             abort(404)
         body = reply.body
@@ -258,6 +275,8 @@ class Sitemapper:
             lambda: self._base_url(app),
             app.config["SITEMAP_ROBOTS_RULES"],
             request.method == "HEAD",
+            request_headers(request.headers.get),
+            app.config["SITEMAP_CACHE_CONTROL"],
         )
         return response if reply is None else _to_response(app, reply)
 

@@ -16,14 +16,16 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from http import HTTPStatus
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from sitemap_core import BaseURL, Site, UrlSource
+from sitemap_core.cache import PageCache, default_cache
 from sitemap_core.hosts import LOOPBACK_HOSTS, BasePolicy
 from sitemap_core.http import Reply, plain_text
 from sitemap_core.limits import MAX_URLS_PER_SITEMAP
 from sitemap_core.robots import DEFAULT_RULES
-from sitemap_core.site import answer_robots, classify, respond
+from sitemap_core.serve import answer_robots, classify, request_headers, respond
+from sitemap_core.site import DEFAULT_CACHE_CONTROL
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -57,6 +59,9 @@ class SitemapMiddleware:
         robots: bool = True,
         robots_rules: str = DEFAULT_RULES,
         same_host_only: bool = True,
+        cache_control: str = DEFAULT_CACHE_CONTROL,
+        cache: PageCache | Literal[False] | None = None,
+        gzip: bool = True,
     ) -> None:
         self.app = app
         if isinstance(sources, Mapping):
@@ -68,6 +73,9 @@ class SitemapMiddleware:
             page_size=page_size,
             robots_rules=robots_rules,
             same_host_only=same_host_only,
+            cache_control=cache_control,
+            cache=default_cache(cache),
+            gzip=gzip,
         )
         self.base_policy = BasePolicy.create(base_url, allowed_hosts)
         self.robots = robots
@@ -82,7 +90,9 @@ class SitemapMiddleware:
         if action == "robots":
             return self._robots(environ, start_response)
         try:
-            reply = respond(self.site, method, path, lambda: self._base(environ))
+            reply = respond(
+                self.site, method, path, lambda: self._base(environ), _wsgi_headers(environ)
+            )
         except Exception:
             logger.exception("sitemap %s failed before the response started", path)
             reply = plain_text(500, "Internal Server Error\n")
@@ -115,12 +125,18 @@ class SitemapMiddleware:
             lambda: self._base(environ),
             self.site.robots_rules,
             head,
+            _wsgi_headers(environ),
+            self.site.cache_control,
         )
         if reply is None:
             return captured.replay(read or app_body, start_response, head)
         if not read:
             _close(app_body)
         return _send(reply, start_response)
+
+
+def _wsgi_headers(environ: WSGIEnvironment) -> dict[str, str]:
+    return request_headers(lambda name: environ.get("HTTP_" + name.upper().replace("-", "_")))
 
 
 def _server_host(environ: WSGIEnvironment) -> str:

@@ -5,13 +5,15 @@ maps a path to a document, and robots.txt. No web framework is imported here; th
 fronts (``flask_sitemapper``, ``asgi_sitemap``) translate requests to and from it.
 """
 
+from .cache import MemoryCache, PageCache, RedisCache
 from .entries import ChangeFreq, Entry, normalise_lastmod, normalise_url
 from .errors import ConfigurationError, InvalidEntryError, SitemapError, SitemapTooLargeError
 from .hosts import LOOPBACK_HOSTS, BaseURL, UntrustedHostError, host_is_allowed
 from .http import Reply
 from .render import IndexEncoder, TextEncoder, UrlsetEncoder, escape
 from .robots import DEFAULT_RULES, merge_sitemap_lines, robots_txt
-from .site import Plan, Site, Target, iter_body, respond
+from .serve import iter_body, respond
+from .site import Plan, Site, Target
 from .sources import Sliceable, UrlSource
 
 __all__ = [
@@ -23,7 +25,10 @@ __all__ = [
     "Entry",
     "IndexEncoder",
     "InvalidEntryError",
+    "MemoryCache",
+    "PageCache",
     "Plan",
+    "RedisCache",
     "Reply",
     "Site",
     "SitemapError",

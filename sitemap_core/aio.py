@@ -9,15 +9,28 @@ library.
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from .entries import Entry
+from .cache import PageCache
+from .compress import agzip_chunks
+from .entries import Entry, normalise_lastmod
 from .errors import ConfigurationError
 from .hosts import BaseURL
 from .http import Reply
-from .site import BATCH_SIZE, Pending, Plan, Site, begin, check_complete, decide, logger
-from .sources import Item, UrlSource, check_name, coerce_batch
+from .serve import (
+    NO_HEADERS,
+    Facts,
+    Pending,
+    Spool,
+    begin,
+    conclude,
+    decide,
+    finish_spooled,
+    logger,
+)
+from .site import BATCH_SIZE, Plan, Site, check_complete
+from .sources import Item, UrlSource, check_name, coerce_batch, range_fact
 
 __all__ = ["AsyncSliceable", "AsyncUrlSource", "Runner", "aiter_body", "respond_async"]
 
@@ -62,15 +75,26 @@ class AsyncSliceable(Protocol):
 
 _Count = Callable[[Runner], Awaitable[int]]
 _Batches = Callable[[Runner, int, int, int], AsyncIterator[list[Entry]]]
+_Fact = Callable[[Runner, int, int], Awaitable[Any]]
 
 
 class AsyncUrlSource:
     """A named source with async counting and async batches of validated entries."""
 
-    def __init__(self, name: str, count: _Count, batches: _Batches) -> None:
+    def __init__(
+        self,
+        name: str,
+        count: _Count,
+        batches: _Batches,
+        *,
+        fingerprint: _Fact | None = None,
+        newest: _Fact | None = None,
+    ) -> None:
         self.name = name
         self._count = count
         self._batches = batches
+        self._fingerprint = fingerprint
+        self._newest = newest
 
     @classmethod
     def from_object(
@@ -79,6 +103,8 @@ class AsyncUrlSource:
         obj: Any,
         *,
         count: Callable[[], int] | Callable[[], Awaitable[int]] | None = None,
+        fingerprint: Callable[..., Any] | None = None,
+        newest: Callable[..., Any] | None = None,
     ) -> AsyncUrlSource:
         """Adapt any supported source object.
 
@@ -92,6 +118,10 @@ class AsyncUrlSource:
         """
         check_name(name)
         counter = _counter(name, count)
+        facts = {
+            "fingerprint": _async_fact(name, "fingerprint", fingerprint, obj),
+            "newest": _async_fact(name, "newest", newest, obj),
+        }
         if isinstance(obj, AsyncSliceable):
             sliceable = obj
             return cls(
@@ -100,6 +130,7 @@ class AsyncUrlSource:
                 lambda runner, start, stop, size: _async_batches(
                     sliceable.slice(start, stop), name, start, stop, size, skip=0
                 ),
+                **facts,
             )
         if inspect.isasyncgenfunction(obj):
             factory: Callable[[], AsyncIterable[Item]] = obj
@@ -109,6 +140,7 @@ class AsyncUrlSource:
                 lambda runner, start, stop, size: _async_batches(
                     factory(), name, start, stop, size, skip=start
                 ),
+                **facts,
             )
         if inspect.iscoroutinefunction(obj):
             coroutine_function = obj
@@ -127,6 +159,7 @@ class AsyncUrlSource:
                 lambda runner, start, stop, size: _resolved_batches(
                     resolved, runner, start, stop, size
                 ),
+                **facts,
             )
         sync = UrlSource.from_object(name, obj)
         return cls(
@@ -135,6 +168,7 @@ class AsyncUrlSource:
             lambda runner, start, stop, size: runner.pull_sync(
                 lambda: sync.batches(start, stop, size)
             ),
+            **facts,
         )
 
     async def count(self, runner: Runner) -> int:
@@ -145,6 +179,17 @@ class AsyncUrlSource:
                 f"count of source {self.name!r} returned {total!r}, not a whole number"
             )
         return total
+
+    async def fingerprint(self, runner: Runner, start: int, stop: int) -> object | None:
+        """As :meth:`UrlSource.fingerprint <sitemap_core.sources.UrlSource.fingerprint>`."""
+        return None if self._fingerprint is None else await self._fingerprint(runner, start, stop)
+
+    async def newest(self, runner: Runner, start: int, stop: int) -> str | None:
+        """As :meth:`UrlSource.newest <sitemap_core.sources.UrlSource.newest>`."""
+        if self._newest is None:
+            return None
+        value = await self._newest(runner, start, stop)
+        return None if value is None else normalise_lastmod(value)
 
     def batches(
         self, runner: Runner, start: int, stop: int, size: int = BATCH_SIZE
@@ -157,6 +202,27 @@ def _as_callable(result: Any) -> Any:
     # A sliceable is adapted as it is; anything else is wrapped so that UrlSource takes
     # it as "a callable returning an iterable" (and validates it on the way).
     return result if callable(result) or hasattr(result, "__getitem__") else lambda: result
+
+
+def _async_fact(name: str, kind: str, given: Callable[..., Any] | None, obj: Any) -> _Fact | None:
+    # fingerprint / newest: a coroutine function is awaited on the loop; a plain one
+    # (a database call) runs in a worker thread like a sync source.
+    func = given if given is not None else getattr(obj, kind, None)
+    fact = range_fact(name, kind, func, obj)
+    if fact is None:
+        return None
+    ranged = fact
+    if inspect.iscoroutinefunction(func):
+
+        async def awaited(runner: Runner, start: int, stop: int) -> Any:
+            return await ranged(start, stop)
+
+        return awaited
+
+    async def threaded(runner: Runner, start: int, stop: int) -> Any:
+        return await runner.run_sync(lambda: ranged(start, stop))
+
+    return threaded
 
 
 def _counter(
@@ -236,7 +302,10 @@ async def _aclose(iterator: object) -> None:
 
 
 async def aiter_body(
-    plan: Plan[AsyncUrlSource], runner: Runner, batch_size: int = BATCH_SIZE
+    plan: Plan[AsyncUrlSource],
+    runner: Runner,
+    batch_size: int = BATCH_SIZE,
+    observe: Callable[[list[Entry]], None] | None = None,
 ) -> AsyncIterator[bytes]:
     """Stream the plan's document as chunks, pulling sources asynchronously."""
     encoder = plan.encoder()
@@ -250,6 +319,8 @@ async def aiter_body(
         try:
             async for batch in batches:
                 plan.check(batch, source.name)
+                if observe is not None:
+                    observe(batch)
                 pulled += len(batch)
                 chunk = encoder.feed(batch)
                 if chunk:
@@ -266,26 +337,81 @@ async def respond_async(
     path: str,
     base_url: Callable[[], BaseURL],
     runner: Runner,
+    request: Mapping[str, str] = NO_HEADERS,
 ) -> Reply | None:
     """Answer a request asynchronously; None when ``path`` is not the site's.
 
-    As :func:`~sitemap_core.site.respond`: a source error before the first byte is
-    raised here, after it the body raises. The body is an async iterator of bytes.
+    As :func:`~sitemap_core.serve.respond`: a source error before the first byte is
+    raised here, after it the body raises. A streamed body is an async iterator.
     """
-    step = begin(site, method, path, base_url)
+    step = begin(site, method, path, base_url, request)
     if not isinstance(step, Pending):
         return step
     counts = {source.name: await source.count(runner) for source in step.sources}
     plan = decide(site, step, counts)
     if isinstance(plan, Reply):
         return plan
+    ranges = plan.ranges()
+    fingerprints = (
+        [] if plan.kind == "index" else [await s.fingerprint(runner, a, b) for s, a, b in ranges]
+    )
+    facts = Facts(fingerprints, [await s.newest(runner, a, b) for s, a, b in ranges])
+    ready = conclude(site, step, plan, facts)
+    if isinstance(ready, Reply):
+        return ready
+    if ready.validators is None:
+        spool = Spool(ready.coding)
+        async for chunk in aiter_body(plan, runner, observe=spool.observe):
+            spool.write(chunk)
+        return finish_spooled(ready, spool)
+    cache, key = site.cache, ready.cache_key
+    if cache is not None and key is not None:
+        hit = await _cache_get(cache, key, runner)
+        if hit is not None:
+            return Reply(200, ready.full_headers(ready.validators, len(hit)), [hit])
     body = aiter_body(plan, runner)
+    if ready.coding == "gzip":
+        body = agzip_chunks(body)
     try:
         first = await anext(body)
     except BaseException:
         await _aclose(body)
         raise
-    return Reply(200, plan.headers(), _logged(first, body))
+    streamed = _logged(first, body)
+    if cache is not None and key is not None:
+        streamed = _kept(streamed, cache, key, runner)
+    return Reply(200, ready.full_headers(ready.validators, None), streamed)
+
+
+async def _cache_get(cache: PageCache, key: str, runner: Runner) -> bytes | None:
+    if cache.blocking:
+        return await runner.run_sync(lambda: cache.get(key))
+    return cache.get(key)
+
+
+async def _kept(
+    chunks: AsyncIterator[bytes], cache: PageCache, key: str, runner: Runner
+) -> AsyncIterator[bytes]:
+    # Stored only once the whole document went out: a cut transfer caches nothing.
+    parts: list[bytes] | None = []
+    size = 0
+    try:
+        async for chunk in chunks:
+            if parts is not None:
+                size += len(chunk)
+                if size <= cache.max_item_bytes:
+                    parts.append(chunk)
+                else:
+                    parts = None
+            yield chunk
+    finally:
+        await _aclose(chunks)
+    if parts is not None:
+        document = b"".join(parts)
+        if cache.blocking:
+            await runner.run_sync(lambda: cache.set(key, document))
+        else:
+            cache.set(key, document)
 
 
 async def _logged(first: bytes, rest: AsyncIterator[bytes]) -> AsyncIterator[bytes]:

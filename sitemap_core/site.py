@@ -1,66 +1,51 @@
 """The site: which document a path asks for, and the plan that produces it.
 
-A request travels one way: the front hands over method, path and a way to get the
-base URL; :meth:`Site.match` names the target; the front counts the sources the
-target needs (sync or async, the only I/O before the body); :meth:`Site.plan` turns
-target and counts into a :class:`Plan`; the body is the plan's slices pulled through
-an encoder. :func:`respond` is that whole path for synchronous fronts.
+:meth:`Site.match` names the target of a path; :meth:`Site.plan` turns the target and
+the sources' counts into a :class:`Plan`. Serving a request around these is
+:mod:`sitemap_core.serve` (sync) and :mod:`sitemap_core.aio` (async).
 
 Paths (relative to where the site is mounted):
 
 * ``/robots.txt``
 * ``/sitemap.xml`` (``/sitemap.txt``): every entry in one file while the site fits
   one page, otherwise (XML only) a ``<sitemapindex>`` of the child pages;
-* ``/sitemap-<source>-<n>.xml`` (``.txt``): page ``n`` (1-based) of one source.
+* ``/sitemap-<source>-<n>.xml`` (``.txt``): page ``n`` (1-based) of one source;
+* each of these with ``.gz`` appended: the same document gzipped, as a file.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, Literal, Protocol, TypeVar
 
+from .cache import PageCache
 from .entries import Entry
 from .errors import ConfigurationError, InvalidEntryError, SitemapTooLargeError
-from .hosts import BaseURL, UntrustedHostError
+from .hosts import BaseURL
 from .http import (
-    ALLOWED_METHODS,
     TEXT,
     XML,
-    Reply,
-    bad_request,
-    method_not_allowed,
-    not_found,
-    plain_text,
 )
 from .limits import MAX_SITEMAPS_PER_INDEX, MAX_URLS_PER_SITEMAP
 from .render import DocumentEncoder, IndexEncoder, TextEncoder, UrlsetEncoder
 from .robots import (
     DEFAULT_RULES,
-    REPLACED_HEADERS,
-    is_mergeable,
-    merge_robots_bytes,
     robots_txt,
     sitemap_urls,
 )
-from .sources import UrlSource
 
 __all__ = [
-    "Pending",
+    "BATCH_SIZE",
+    "DEFAULT_CACHE_CONTROL",
+    "Named",
     "Plan",
     "Site",
     "Target",
-    "answer_robots",
-    "begin",
+    "check_complete",
     "check_page_size",
-    "classify",
-    "decide",
-    "iter_body",
-    "prime",
-    "refuse_host",
-    "respond",
 ]
 
 logger = logging.getLogger("sitemap_core")
@@ -68,10 +53,14 @@ logger = logging.getLogger("sitemap_core")
 Format = Literal["xml", "txt"]
 
 ROBOTS_PATH = "/robots.txt"
-_ROOT = re.compile(r"/sitemap\.(xml|txt)")
+_ROOT = re.compile(r"/sitemap\.(xml|txt)(\.gz)?")
 # Page numbers are canonical (no leading zero) and bounded in length, so '007', '-1',
 # 'abc' and a thousand digits are all simply unknown paths: 404, never 500.
-_PAGE = re.compile(r"/sitemap-([a-z0-9][a-z0-9_-]{0,63})-([1-9][0-9]{0,17})\.(xml|txt)")
+_PAGE = re.compile(r"/sitemap-([a-z0-9][a-z0-9_-]{0,63})-([1-9][0-9]{0,17})\.(xml|txt)(\.gz)?")
+
+#: The default Cache-Control of sitemap documents: crawlers and CDNs may keep them an
+#: hour, then revalidate (cheap: a 304 from the ETag).
+DEFAULT_CACHE_CONTROL = "public, max-age=3600, s-maxage=3600"
 
 #: How many entries are pulled from a source and rendered at a time.
 BATCH_SIZE = 256
@@ -97,6 +86,17 @@ class Target:
     fmt: Format = "xml"
     source: str = ""
     page: int = 0
+    #: The path ends in ``.gz``: the gzipped document, served as a file.
+    gz: bool = False
+
+    @property
+    def path(self) -> str:
+        """The canonical path of the uncompressed document."""
+        if self.kind == "robots":
+            return ROBOTS_PATH
+        if self.kind == "root":
+            return f"/sitemap.{self.fmt}"
+        return f"/sitemap-{self.source}-{self.page}.{self.fmt}"
 
 
 @dataclass
@@ -105,18 +105,30 @@ class Plan(Generic[S]):
 
     kind: Literal["urlset", "index", "text"]
     slices: list[tuple[S, int, int]] = field(default_factory=list)
+    #: For an index: each child page's range and URL (lastmods come in :meth:`settle`).
+    child_ranges: list[tuple[S, int, int, str]] = field(default_factory=list)
     children: list[Entry] = field(default_factory=list)
     #: Every loc must start with this (the base URL and "/"), or None to allow any.
     origin: str | None = None
+
+    def ranges(self) -> list[tuple[S, int, int]]:
+        """The source ranges the document lists: its slices, or the index's children."""
+        if self.kind == "index":
+            return [(source, start, stop) for source, start, stop, _ in self.child_ranges]
+        return list(self.slices)
+
+    def settle(self, newest: list[str | None]) -> None:
+        """Give the index's children their lastmods (the newest of each child page)."""
+        if self.kind == "index":
+            self.children = [
+                Entry(loc, lastmod=lastmod)
+                for (_, _, _, loc), lastmod in zip(self.child_ranges, newest, strict=True)
+            ]
 
     @property
     def content_type(self) -> str:
         """The Content-Type of the document."""
         return TEXT if self.kind == "text" else XML
-
-    def headers(self) -> list[tuple[str, str]]:
-        """The response headers of the document (no length: it is streamed)."""
-        return [("Content-Type", self.content_type)]
 
     def encoder(self) -> DocumentEncoder:
         """A fresh encoder for this document kind."""
@@ -154,7 +166,9 @@ class Site(Generic[S]):
     ``same_host_only`` refuses entries whose URL is not under the site's base URL (same
     origin, and below the path prefix where the sitemap lives), as the protocol
     requires; set it to False only for sites that prove ownership of several hosts
-    to the search engines.
+    to the search engines. ``cache_control`` is the Cache-Control of the documents,
+    ``cache`` keeps rendered documents (of sources with a fingerprint) and ``gzip``
+    offers gzip to clients that accept it.
     """
 
     def __init__(
@@ -164,6 +178,9 @@ class Site(Generic[S]):
         page_size: int = MAX_URLS_PER_SITEMAP,
         robots_rules: str = DEFAULT_RULES,
         same_host_only: bool = True,
+        cache_control: str = DEFAULT_CACHE_CONTROL,
+        cache: PageCache | None = None,
+        gzip: bool = True,
     ) -> None:
         check_page_size(page_size)
         names = [source.name for source in sources]
@@ -174,6 +191,9 @@ class Site(Generic[S]):
         self.page_size = page_size
         self.robots_rules = robots_rules
         self.same_host_only = same_host_only
+        self.cache_control = cache_control
+        self.cache = cache
+        self.gzip = gzip
 
     def match(self, path: str) -> Target | None:
         """Return what ``path`` asks for, or None when it is not one of the site's paths."""
@@ -181,10 +201,11 @@ class Site(Generic[S]):
             return Target("robots")
         root = _ROOT.fullmatch(path)
         if root is not None:
-            return Target("root", _format(root.group(1)))
+            return Target("root", _format(root.group(1)), gz=root.group(2) is not None)
         page = _PAGE.fullmatch(path)
         if page is not None:
-            return Target("page", _format(page.group(3)), page.group(1), int(page.group(2)))
+            fmt, gz = _format(page.group(3)), page.group(4) is not None
+            return Target("page", fmt, page.group(1), int(page.group(2)), gz)
         return None
 
     def sources_to_count(self, target: Target) -> list[S]:
@@ -228,40 +249,22 @@ class Site(Generic[S]):
             return Plan[S](kind, slices, origin=origin)
         if target.fmt == "txt":
             return None  # text sitemaps have no index form; the pages are listed in XML
-        children = [
-            Entry(base.join(self.page_path(name, number)))
-            for name in self.sources
+        child_ranges = [
+            (source, start, min(start + self.page_size, counts[name]), base.join(path))
+            for name, source in self.sources.items()
             for number in range(1, self.pages(counts[name]) + 1)
+            for start, path in [((number - 1) * self.page_size, self.page_path(name, number))]
         ]
-        if len(children) > MAX_SITEMAPS_PER_INDEX:
+        if len(child_ranges) > MAX_SITEMAPS_PER_INDEX:
             raise SitemapTooLargeError(
-                f"{len(children)} child sitemaps exceed the index limit of "
+                f"{len(child_ranges)} child sitemaps exceed the index limit of "
                 f"{MAX_SITEMAPS_PER_INDEX}; raise the page size"
             )
-        return Plan[S]("index", children=children)
+        return Plan[S]("index", child_ranges=child_ranges)
 
 
 def _format(extension: str) -> Format:
     return "txt" if extension == "txt" else "xml"
-
-
-def iter_body(plan: Plan[UrlSource], batch_size: int = BATCH_SIZE) -> Iterator[bytes]:
-    """Stream the plan's document as chunks, pulling sources synchronously."""
-    encoder = plan.encoder()
-    if plan.children:
-        chunk = encoder.feed(plan.children)
-        if chunk:
-            yield chunk
-    for source, start, stop in plan.slices:
-        pulled = 0
-        for batch in source.batches(start, stop, batch_size):
-            plan.check(batch, source.name)
-            pulled += len(batch)
-            chunk = encoder.feed(batch)
-            if chunk:
-                yield chunk
-        check_complete(source.name, start, stop, pulled)
-    yield encoder.close()
 
 
 def check_complete(source: str, start: int, stop: int, pulled: int) -> None:
@@ -278,151 +281,3 @@ def check_complete(source: str, start: int, stop: int, pulled: int) -> None:
             stop,
             stop - start,
         )
-
-
-def prime(chunks: Iterator[bytes]) -> Iterator[bytes]:
-    """Pull the first chunk now, so that a failing source fails before any byte is sent.
-
-    The front can then answer 500 instead of a truncated 200. A failure after the
-    first byte is logged and re-raised, so the server cuts the transfer.
-    """
-    first = next(chunks)
-    return _logged(first, chunks)
-
-
-def _logged(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
-    yield first
-    try:
-        yield from rest
-    except Exception:
-        logger.exception("sitemap source failed mid-response; the transfer is cut")
-        raise
-
-
-def refuse_host(error: UntrustedHostError, head: bool = False) -> Reply:
-    """The 400 for a request whose host may not define the site's URLs.
-
-    The host is logged, not echoed: the body must not carry attacker-chosen text.
-    """
-    logger.warning("sitemap request refused: %s", error)
-    return bad_request("the Host header is not an allowed host of this site", head)
-
-
-def classify(
-    site: Site[S], path: str, method: str, serve_robots: bool
-) -> Literal["app", "robots", "sitemap"]:
-    """What a middleware does with a request.
-
-    ``"app"``: not the site's path (or robots.txt left to the app), pass it on;
-    ``"robots"``: ask the app for its robots.txt and :func:`answer_robots`;
-    ``"sitemap"``: answer it (including 405 for a wrong method on robots.txt).
-    """
-    target = site.match(path)
-    if target is None or (target.kind == "robots" and not serve_robots):
-        return "app"
-    if target.kind == "robots" and method in ALLOWED_METHODS:
-        return "robots"
-    return "sitemap"
-
-
-def answer_robots(
-    status: int,
-    headers: Sequence[tuple[str, str]],
-    read_body: Callable[[], bytes],
-    base_url: Callable[[], BaseURL],
-    rules: str,
-    head: bool,
-) -> Reply | None:
-    """Decide robots.txt from the app's own answer to ``GET /robots.txt``.
-
-    * 404 (the app has none): our robots.txt with ``rules`` and the Sitemap line, or a
-      400 when the host is not trusted;
-    * a 200 ``text/plain`` file: the same bytes with the Sitemap line added once, the
-      app's headers kept but for those that described the original bytes;
-    * anything else, or an untrusted host, or a file too large: None, meaning "send
-      the app's response as it is".
-
-    ``read_body`` is called only when the body is needed.
-    """
-    content_type = next((v for k, v in headers if k.lower() == "content-type"), "")
-    if status != 404 and not is_mergeable(status, content_type):
-        return None
-    try:
-        base = base_url()
-    except UntrustedHostError as exc:
-        return refuse_host(exc, head) if status == 404 else None
-    if status == 404:
-        return plain_text(200, robots_txt(sitemap_urls(base), rules), head)
-    merged = merge_robots_bytes(read_body(), sitemap_urls(base))
-    if merged is None:
-        logger.warning("the app's robots.txt is too large; Sitemap line not added")
-        return None
-    reply = plain_text(200, merged, head)
-    reply.headers += [(k, v) for k, v in headers if k.lower() not in REPLACED_HEADERS]
-    return reply
-
-
-@dataclass(frozen=True)
-class Pending(Generic[S]):
-    """A request for a document, waiting for the counts of ``sources``."""
-
-    target: Target
-    base: BaseURL
-    head: bool
-    sources: list[S]
-
-
-def begin(
-    site: Site[S], method: str, path: str, base_url: Callable[[], BaseURL]
-) -> Reply | Pending[S] | None:
-    """Everything before a source is touched: match, method, host, robots.
-
-    Returns None when ``path`` is not the site's, a finished :class:`Reply`, or a
-    :class:`Pending` whose sources the front counts (synchronously or not) before
-    calling :func:`decide`. ``base_url`` is called only for the site's paths and may
-    raise :class:`UntrustedHostError` (answered 400).
-    """
-    target = site.match(path)
-    if target is None:
-        return None
-    if method not in ALLOWED_METHODS:
-        return method_not_allowed()
-    head = method == "HEAD"
-    try:
-        base = base_url()
-    except UntrustedHostError as exc:
-        return refuse_host(exc, head)
-    if target.kind == "robots":
-        return plain_text(200, site.robots(base), head)
-    return Pending(target, base, head, site.sources_to_count(target))
-
-
-def decide(site: Site[S], pending: Pending[S], counts: Mapping[str, int]) -> Reply | Plan[S]:
-    """After counting: a 404, the headers-only answer to HEAD, or the plan to stream."""
-    plan = site.plan(pending.target, counts, pending.base)
-    if plan is None:
-        return not_found(pending.head)
-    if pending.head:
-        # An iterator, not an empty tuple: a WSGI stack would take a sized empty body for
-        # "Content-Length: 0", a lie about the GET response's length.
-        return Reply(200, plan.headers(), iter(()))
-    return plan
-
-
-def respond(
-    site: Site[UrlSource], method: str, path: str, base_url: Callable[[], BaseURL]
-) -> Reply | None:
-    """Answer a request synchronously; None when ``path`` is not the site's.
-
-    A source error before the first byte propagates to the caller, which answers 500;
-    after it, the body raises mid-stream and the server cuts the transfer, so no
-    truncated document looks complete.
-    """
-    step = begin(site, method, path, base_url)
-    if not isinstance(step, Pending):
-        return step
-    counts = {source.name: source.count() for source in step.sources}
-    plan = decide(site, step, counts)
-    if isinstance(plan, Reply):
-        return plan
-    return Reply(200, plan.headers(), prime(iter_body(plan)))

@@ -15,12 +15,13 @@ Items may be :class:`Entry` objects or plain URL strings.
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Callable, Iterable, Iterator, Sized
 from itertools import islice
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
-from .entries import Entry
+from .entries import Entry, normalise_lastmod
 from .errors import ConfigurationError, InvalidEntryError
 
 __all__ = ["SECTION_NAME", "Item", "Sliceable", "UrlSource", "check_name", "coerce_batch"]
@@ -86,14 +87,31 @@ class UrlSource:
         name: str,
         count: Callable[[], int],
         entries: Callable[[int, int], Iterable[Item]],
+        *,
+        fingerprint: RangeFact | None = None,
+        newest: RangeFact | None = None,
     ) -> None:
         self.name = name
         self._count = count
         self._entries = entries
+        self._fingerprint = fingerprint
+        self._newest = newest
 
     @classmethod
-    def from_object(cls, name: str, obj: Any, count: Callable[[], int] | None = None) -> UrlSource:
+    def from_object(
+        cls,
+        name: str,
+        obj: Any,
+        count: Callable[[], int] | None = None,
+        *,
+        fingerprint: Callable[..., Any] | None = None,
+        newest: Callable[..., Any] | None = None,
+    ) -> UrlSource:
         """Adapt a sliceable object or a callable returning an iterable.
+
+        ``fingerprint`` and ``newest`` (or methods of those names on a sliceable) make
+        caching cheap; see :meth:`fingerprint` and :meth:`newest`. Each takes no
+        argument (the whole source) or ``(start, stop)`` (one page).
 
         Raises :class:`ConfigurationError` at registration time for anything else
         (notably a generator *object*, which could be iterated only once).
@@ -101,12 +119,17 @@ class UrlSource:
         check_name(name)
         if count is not None and not callable(count):
             raise ConfigurationError(f"count= of source {name!r} must be a callable")
+        facts = {
+            "fingerprint": range_fact(name, "fingerprint", fingerprint, obj),
+            "newest": range_fact(name, "newest", newest, obj),
+        }
         if isinstance(obj, Sliceable) and not isinstance(obj, str | bytes):
             sliceable = obj
             return cls(
                 name,
                 count or (lambda: len(sliceable)),
                 lambda start, stop: sliceable[start:stop],
+                **facts,
             )
         if isinstance(obj, Iterator):
             raise ConfigurationError(
@@ -123,6 +146,7 @@ class UrlSource:
             name,
             count or (lambda: _walk_count(factory())),
             lambda start, stop: _skip_slice(factory(), start, stop),
+            **facts,
         )
 
     def count(self) -> int:
@@ -133,6 +157,25 @@ class UrlSource:
                 f"count of source {self.name!r} returned {total!r}, not a whole number"
             )
         return total
+
+    def fingerprint(self, start: int, stop: int) -> object | None:
+        """A cheap value that changes whenever the entries in ``[start, stop)`` change.
+
+        For example the newest ``updated_at`` and the count of a table, from one query.
+        It becomes part of the ETag and of the cache key, so validators and cached
+        pages cost no rendering. None: the source has none (documents are then
+        rendered to compute their validators, and never cached).
+        """
+        return None if self._fingerprint is None else self._fingerprint(start, stop)
+
+    def newest(self, start: int, stop: int) -> str | None:
+        """The newest ``lastmod`` in ``[start, stop)`` from a cheap query, normalised;
+        None when the source cannot tell. Feeds Last-Modified and the index's lastmods.
+        """
+        if self._newest is None:
+            return None
+        value = self._newest(start, stop)
+        return None if value is None else normalise_lastmod(value)
 
     def entries(self, start: int, stop: int) -> Iterator[Item]:
         """Return an iterator over the items in ``[start, stop)``."""
@@ -146,6 +189,33 @@ class UrlSource:
         iterator = islice(self.entries(start, stop), stop - start)
         while batch := list(islice(iterator, size)):
             yield coerce_batch(batch, self.name)
+
+
+#: A per-range fact of a source: ``fact(start, stop)``.
+RangeFact = Callable[[int, int], Any]
+
+
+def range_fact(
+    name: str, kind: str, given: Callable[..., Any] | None, obj: Any
+) -> RangeFact | None:
+    """Adapt ``fingerprint`` / ``newest``: given, or a method of ``obj``; 0 or 2 args."""
+    func = given if given is not None else getattr(obj, kind, None)
+    if func is None:
+        return None
+    if not callable(func):
+        raise ConfigurationError(f"{kind}= of source {name!r} must be a callable")
+    try:
+        arity = len(inspect.signature(func).parameters)
+    except (TypeError, ValueError):
+        arity = 2
+    if arity == 0:
+        whole: Callable[[], Any] = func
+        return lambda start, stop: whole()
+    if arity != 2:
+        raise ConfigurationError(
+            f"{kind} of source {name!r} must take no argument or (start, stop)"
+        )
+    return func
 
 
 def _walk_count(items: Iterable[Any]) -> int:

@@ -83,6 +83,24 @@ class ProductPages:
             rows = list(await db.execute_fetchall("SELECT COUNT(*) FROM products"))
         return int(rows[0][0])
 
+    async def fingerprint(self) -> tuple[str, int]:
+        """The newest edit and the count, in one query: what ETags and the cache key on."""
+        async with open_catalogue() as db:
+            rows = list(await db.execute_fetchall("SELECT MAX(updated_at), COUNT(*) FROM products"))
+        return (str(rows[0][0]), int(rows[0][1]))
+
+    async def newest(self, start: int, stop: int) -> str | None:
+        """The newest ``updated_at`` of products ``[start, stop)``: a page's lastmod."""
+        async with open_catalogue() as db:
+            rows = list(
+                await db.execute_fetchall(
+                    "SELECT MAX(updated_at) FROM"
+                    " (SELECT updated_at FROM products ORDER BY id LIMIT ? OFFSET ?)",
+                    (stop - start, start),
+                )
+            )
+        return None if rows[0][0] is None else str(rows[0][0])
+
     async def slice(self, start: int, stop: int) -> AsyncIterator[Entry]:
         """Products ``[start, stop)`` by id, fetched as the page is written out."""
         async with (

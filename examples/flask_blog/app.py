@@ -5,7 +5,8 @@ Run it (from this folder): ``gunicorn app:app`` or ``flask --app app run``.
 * 120,000 posts are created in ``blog.db`` on first run (``BLOG_DATABASE`` moves it).
 * Static pages and the tag pages are listed with ``@sitemapper.include``; posts come
   from :class:`PostPages`, a sliceable source, so each child sitemap costs one
-  ``LIMIT/OFFSET`` query and the index costs one ``COUNT(*)``.
+  ``LIMIT/OFFSET`` query and the index costs one ``COUNT(*)``; its ``fingerprint``
+  and ``newest`` make ETags, 304s, the page cache and the index's lastmods cheap.
 * The sitemap's URLs use the request's host when it is localhost / 127.0.0.1;
   set ``FLASK_SITEMAP_BASE_URL=https://blog.example.com`` to fix them instead.
 """
@@ -66,6 +67,25 @@ class PostPages:
         with closing(connect()) as db:
             (count,) = db.execute("SELECT COUNT(*) FROM posts").fetchone()
         return int(count)
+
+    def fingerprint(self) -> tuple[str, int]:
+        """Changes whenever a post is added, removed or edited: one cheap query.
+
+        With it, ETags, 304s and the page cache cost no rendering.
+        """
+        with closing(connect()) as db:
+            newest, count = db.execute("SELECT MAX(updated_at), COUNT(*) FROM posts").fetchone()
+        return (str(newest), int(count))
+
+    def newest(self, start: int, stop: int) -> str | None:
+        """The newest ``updated_at`` of one child page: its ``<lastmod>`` in the index."""
+        with closing(connect()) as db:
+            (newest,) = db.execute(
+                "SELECT MAX(updated_at) FROM"
+                " (SELECT updated_at FROM posts ORDER BY id LIMIT ? OFFSET ?)",
+                (stop - start, start),
+            ).fetchone()
+        return None if newest is None else str(newest)
 
     def __getitem__(self, window: slice) -> Iterator[Entry]:
         start, stop = window.start or 0, window.stop

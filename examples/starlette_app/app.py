@@ -95,6 +95,24 @@ class ArticlePages:
         assert row is not None  # COUNT(*) always returns one row
         return int(row[0])
 
+    async def fingerprint(self) -> tuple[str, int]:
+        """Newest edit and count: changes with the table, so ETags and the cache stay true."""
+        query = "SELECT MAX(updated_at), COUNT(*) FROM articles"
+        async with connect(self.path) as db, db.execute(query) as rows:
+            row = await rows.fetchone()
+        assert row is not None
+        return (str(row[0]), int(row[1]))
+
+    async def newest(self, start: int, stop: int) -> str | None:
+        """The newest ``updated_at`` of one child page (the index's ``<lastmod>``)."""
+        query = (
+            "SELECT MAX(updated_at) FROM"
+            " (SELECT updated_at FROM articles ORDER BY id LIMIT ? OFFSET ?)"
+        )
+        async with connect(self.path) as db, db.execute(query, (stop - start, start)) as rows:
+            row = await rows.fetchone()
+        return None if row is None or row[0] is None else str(row[0])
+
     async def slice(self, start: int, stop: int) -> AsyncIterator[Entry]:
         """The entries of articles ``[start, stop)`` in id order, one query per child page."""
         # Closing this generator early (the client went away) leaves both `async with`

@@ -103,7 +103,10 @@ def async_source(
 
 def _app(name: str, source: Any) -> SitemapMiddleware:
     # count= keeps the count cheap: walking a million slow entries would take minutes.
-    big = AsyncUrlSource.from_object(name, source, count=lambda: TOTAL)
+    # A fingerprint makes the page stream (without one it would be spooled whole first).
+    big = AsyncUrlSource.from_object(
+        name, source, count=lambda: TOTAL, fingerprint=lambda: (name, TOTAL)
+    )
     return SitemapMiddleware(Starlette(), [big], base_url=BASE_URL, page_size=PAGE_SIZE)
 
 

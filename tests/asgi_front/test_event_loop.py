@@ -68,8 +68,13 @@ async def ping(request: Request) -> PlainTextResponse:
 
 def _app() -> Starlette:
     sources = [
-        AsyncUrlSource.from_object("slow", slow_sync, count=lambda: ENTRIES),
-        AsyncUrlSource.from_object("blocking", blocking_async, count=lambda: ENTRIES),
+        # Fingerprints: the pages stream (without, they would be spooled whole first).
+        AsyncUrlSource.from_object(
+            "slow", slow_sync, count=lambda: ENTRIES, fingerprint=lambda: "slow"
+        ),
+        AsyncUrlSource.from_object(
+            "blocking", blocking_async, count=lambda: ENTRIES, fingerprint=lambda: "blocking"
+        ),
     ]
     return Starlette(
         routes=[Route("/ping", ping)],

@@ -14,6 +14,7 @@ import pytest
 from xsd import validate
 
 from sitemap_core import Entry, UrlSource, respond
+from sitemap_core.serve import SPOOL_MEMORY
 from sitemap_core.site import Site
 
 from .helpers import BASE, locs
@@ -22,7 +23,7 @@ SMALL = 5_000
 LARGE = 50_000
 
 
-def _lazy_source(n: int, *, counted: bool = False) -> UrlSource:
+def _lazy_source(n: int, *, counted: bool = False, fingerprinted: bool = True) -> UrlSource:
     def articles() -> Iterator[Entry]:
         for i in range(n):
             yield Entry(
@@ -32,18 +33,31 @@ def _lazy_source(n: int, *, counted: bool = False) -> UrlSource:
                 priority=0.5,
             )
 
-    # count= spares walking the generator once more (it would be as lazy, only slower)
-    return UrlSource.from_object("articles", articles, count=(lambda: n) if counted else None)
+    # count= spares walking the generator once more (it would be as lazy, only slower);
+    # a fingerprint lets the page stream (without one it is spooled to learn its ETag)
+    return UrlSource.from_object(
+        "articles",
+        articles,
+        count=(lambda: n) if counted else None,
+        fingerprint=(lambda: ("articles", n)) if fingerprinted else None,
+    )
 
 
 def _stream(
-    n: int, path: str = "/sitemap.xml", page_size: int = LARGE, *, counted: bool = False
+    n: int,
+    path: str = "/sitemap.xml",
+    page_size: int = LARGE,
+    *,
+    counted: bool = False,
+    fingerprinted: bool = True,
 ) -> tuple[int, int, int]:
     """Serve ``path`` of a site of ``n`` lazy entries; return (peak, bytes, chunks).
 
     Chunks are measured and dropped as they come, as a server writing to a socket does.
     """
-    site = Site([_lazy_source(n, counted=counted)], page_size=page_size)
+    site = Site(
+        [_lazy_source(n, counted=counted, fingerprinted=fingerprinted)], page_size=page_size
+    )
     gc.collect()
     tracemalloc.start()
     try:
@@ -88,6 +102,14 @@ def test_a_later_page_of_a_generator_also_streams() -> None:
     peak, size, _ = _stream(40_000, "/sitemap-articles-2.xml", page_size=20_000, counted=True)
     assert size > 3_000_000
     assert peak < size / 8, f"peak {peak} bytes for a {size}-byte page"
+
+
+def test_a_page_without_fingerprint_is_spooled_in_bounded_memory() -> None:
+    # Without a fingerprint the page is rendered before the first byte (its ETag needs
+    # the bytes): memory then holds at most the spool's in-memory part, not the page.
+    peak, size, _ = _stream(LARGE, fingerprinted=False)
+    assert size > 5_000_000
+    assert peak < SPOOL_MEMORY + 400_000, f"peak {peak} bytes for a {size}-byte page"
 
 
 def test_streamed_document_is_complete_and_valid() -> None:

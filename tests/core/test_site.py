@@ -71,7 +71,9 @@ def test_match(path: str, target: Target) -> None:
         f"/sitemap-{'x' * 65}-1.xml",
         "/sitemap-posts-1.XML",
         "/sitemap-posts-1.html",
-        "/sitemap-posts-1.xml.gz",
+        "/sitemap-posts-1.xml.gzip",
+        "/sitemap-posts-1.gz",
+        "/sitemap-posts-1.xml.gz.gz",
         "/sitemap-posts-1",
         "/sitemap-posts.xml",
         "/sitemap-.xml",
@@ -91,6 +93,16 @@ def test_match(path: str, target: Target) -> None:
 )
 def test_match_refuses(path: str) -> None:
     assert make_site({}).match(path) is None
+
+
+def test_gz_paths_name_the_gzipped_documents() -> None:
+    site = make_site({})
+    page = site.match("/sitemap-posts-3.xml.gz")
+    assert page == Target("page", "xml", "posts", 3, gz=True)
+    assert page is not None and page.path == "/sitemap-posts-3.xml"
+    root = site.match("/sitemap.txt.gz")
+    assert root == Target("root", "txt", gz=True)
+    assert root is not None and root.path == "/sitemap.txt"
 
 
 def test_negative_page_is_never_a_page_of_the_source() -> None:
@@ -135,19 +147,31 @@ def test_other_methods_are_405(method: str, path: str) -> None:
 
 
 @pytest.mark.parametrize("path", ["/sitemap.xml", "/sitemap.txt", "/sitemap-posts-2.xml"])
-def test_head_has_no_body_and_no_content_length(path: str) -> None:
+def test_head_has_the_get_headers_and_no_body(path: str) -> None:
     site = make_site({"posts": posts(15)}, page_size=10 if "posts-2" in path else 50)
     reply = respond(site, "HEAD", path, lambda: BASE)
     assert reply is not None
     assert reply.status == 200
-    assert reply.header("Content-Length") is None
     assert reply.header("Content-Type") in (XML, TEXT)
     assert not hasattr(reply.body, "__len__"), "a sized empty body reads as Content-Length: 0"
     assert list(reply.body) == []  # type: ignore[arg-type]
-    # the same GET has a body and the same content type
+    # the same GET has a body and the same headers (a spooled document: a known length)
     got = get(site, path)
     assert got is not None and got.status == 200 and got.body
-    assert got.header("Content-Type") == reply.header("Content-Type")
+    for name in ("Content-Type", "ETag", "Content-Length", "Cache-Control", "Vary"):
+        assert got.header(name) == reply.header(name), name
+    assert reply.header("Content-Length") == str(len(got.body))
+
+
+def test_head_of_a_streamed_document_has_no_content_length() -> None:
+    site = make_site(
+        [UrlSource.from_object("posts", posts(15), fingerprint=lambda: "v1")], page_size=50
+    )
+    reply = respond(site, "HEAD", "/sitemap.xml", lambda: BASE)
+    assert reply is not None and reply.status == 200
+    assert reply.header("Content-Length") is None  # unknown until streamed
+    assert reply.header("ETag") is not None
+    assert list(reply.body) == []  # type: ignore[arg-type]
 
 
 def test_head_robots_has_the_get_length_and_no_body() -> None:
@@ -401,7 +425,11 @@ def test_source_raising_after_the_first_chunk_raises_while_streaming() -> None:
         raise RuntimeError("connection lost")
 
     site = make_site(
-        [UrlSource.from_object("posts", late_failure, count=lambda: total + 10)],
+        [
+            UrlSource.from_object(
+                "posts", late_failure, count=lambda: total + 10, fingerprint=lambda: "v1"
+            )
+        ],
         page_size=50_000,
     )
     reply = respond(site, "GET", "/sitemap.xml", lambda: BASE)
@@ -414,6 +442,18 @@ def test_source_raising_after_the_first_chunk_raises_while_streaming() -> None:
     sent = b"".join(received)
     assert len(sent) > 16_000
     assert b"</urlset>" not in sent  # never a complete-looking document
+
+
+def test_without_fingerprint_a_late_failure_is_raised_before_any_byte() -> None:
+    # The page is spooled to compute its ETag, so a source failing anywhere in it fails
+    # the request before the response starts: a clean 500, not a cut transfer.
+    def late_failure() -> Iterator[str]:
+        yield from posts(5_000)
+        raise RuntimeError("connection lost")
+
+    site = make_site([UrlSource.from_object("posts", late_failure)], page_size=50_000)
+    with pytest.raises(RuntimeError, match="connection lost"):
+        respond(site, "GET", "/sitemap.xml", lambda: BASE)
 
 
 def test_short_source_logs_and_still_gives_a_valid_document(

@@ -96,6 +96,10 @@ class CountedSlices:
     def __len__(self) -> int:
         return self.total
 
+    def fingerprint(self, start: int, stop: int) -> tuple[int, int, int]:
+        """As a table's cheap fingerprint: with it, pages stream (no spool first)."""
+        return (self.total, start, stop)
+
     def __getitem__(self, index: slice) -> Iterator[str]:
         for i in range(index.start or 0, min(index.stop, self.total)):
             if i == self.fail_at:

@@ -648,8 +648,11 @@ def test_a_static_robots_txt_gets_the_sitemap_line(tmp_path: Path) -> None:
     assert get.status_code == 200
     assert get.content == original + b"\nSitemap: http://localhost/sitemap.xml\n"
     assert get.headers["content-length"] == str(len(get.content))
-    # Validators of the file on disk do not describe the merged body.
-    assert "etag" not in get.headers and "last-modified" not in get.headers
+    # Validators of the file on disk do not describe the merged body: it has its own.
+    assert "last-modified" not in get.headers
+    assert get.headers["etag"].startswith('"')
+    again = client.get("/robots.txt", headers={"If-None-Match": get.headers["etag"]})
+    assert again.status_code == 304 and again.content == b""
     head = client.head("/robots.txt")
     assert head.status_code == 200 and head.content == b""
     assert head.headers["content-length"] == get.headers["content-length"]

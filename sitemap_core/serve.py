@@ -1,0 +1,502 @@
+"""Serving a request: from method, path and headers to a :class:`Reply`.
+
+The path is one way, and every step but the I/O is shared by the sync and the async
+fronts::
+
+    begin()      match, method, host, robots.txt, content coding     (no I/O)
+    counts       source.count() for the sources the target needs       (I/O)
+    decide()     404, or the Plan of the document                      (no I/O)
+    facts        source.fingerprint() / newest() for the plan's ranges (I/O)
+    conclude()   validators; 304 and HEAD answered here                (no I/O)
+    body         from the cache, streamed (and kept in the cache), or, for sources
+                 without a fingerprint, rendered to a spool first so the ETag is known
+
+:func:`respond` is that path for synchronous fronts; :mod:`sitemap_core.aio` has the
+asynchronous one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from tempfile import SpooledTemporaryFile
+from typing import IO, Generic, Literal
+
+from .cache import PageCache
+from .compress import GzipStream, accepts_gzip, gzip_chunks
+from .entries import Entry
+from .hosts import BaseURL, UntrustedHostError
+from .http import (
+    ALLOWED_METHODS,
+    Reply,
+    bad_request,
+    method_not_allowed,
+    not_found,
+    plain_text,
+)
+from .limits import CHUNK_BYTES
+from .robots import REPLACED_HEADERS, is_mergeable, merge_robots_bytes, robots_txt, sitemap_urls
+from .site import BATCH_SIZE, Plan, S, Site, Target, check_complete
+from .sources import UrlSource
+from .validators import (
+    Validators,
+    digest_etag,
+    fingerprint_etag,
+    is_not_modified,
+    lastmod_instant,
+)
+
+__all__ = [
+    "NO_HEADERS",
+    "Facts",
+    "Pending",
+    "Ready",
+    "answer_robots",
+    "begin",
+    "classify",
+    "conclude",
+    "decide",
+    "finish_spooled",
+    "iter_body",
+    "prime",
+    "refuse_host",
+    "request_headers",
+    "respond",
+]
+
+logger = logging.getLogger("sitemap_core")
+
+#: Request headers as the core reads them: lower-case names. Fronts pass only
+#: ``if-none-match``, ``if-modified-since`` and ``accept-encoding``.
+NO_HEADERS: Mapping[str, str] = {}
+
+#: The request headers the core reads.
+REQUEST_HEADERS = ("accept-encoding", "if-modified-since", "if-none-match")
+
+
+def request_headers(lookup: Callable[[str], str | None]) -> dict[str, str]:
+    """The headers of :data:`REQUEST_HEADERS` a request has, by lower-case name.
+
+    ``lookup(name)`` is the front's own case-insensitive header access.
+    """
+    found = {name: lookup(name) for name in REQUEST_HEADERS}
+    return {name: value for name, value in found.items() if value is not None}
+
+
+#: A spool keeps this much in memory before it moves to a temporary file.
+SPOOL_MEMORY = 256 * 2**10
+
+GZIP_TYPE = "application/gzip"
+
+
+# -- before any source is touched ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Pending(Generic[S]):
+    """A request for a document, waiting for the counts of ``sources``."""
+
+    target: Target
+    base: BaseURL
+    head: bool
+    sources: list[S]
+    #: "gzip" or "identity": negotiated, or forced to gzip by a ``.gz`` path.
+    coding: str = "identity"
+    request: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def identity(self) -> str:
+        """What, besides content, distinguishes this document (it enters the ETag)."""
+        return f"{self.base.url}|{self.target.path}"
+
+
+def refuse_host(error: UntrustedHostError, head: bool = False) -> Reply:
+    """The 400 for a request whose host may not define the site's URLs.
+
+    The host is logged, not echoed: the body must not carry attacker-chosen text.
+    """
+    logger.warning("sitemap request refused: %s", error)
+    return bad_request("the Host header is not an allowed host of this site", head)
+
+
+def classify(
+    site: Site[S], path: str, method: str, serve_robots: bool
+) -> Literal["app", "robots", "sitemap"]:
+    """What a middleware does with a request.
+
+    ``"app"``: not the site's path (or robots.txt left to the app), pass it on;
+    ``"robots"``: ask the app for its robots.txt and :func:`answer_robots`;
+    ``"sitemap"``: answer it (including 405 for a wrong method on robots.txt).
+    """
+    target = site.match(path)
+    if target is None or (target.kind == "robots" and not serve_robots):
+        return "app"
+    if target.kind == "robots" and method in ALLOWED_METHODS:
+        return "robots"
+    return "sitemap"
+
+
+def _small(
+    body: str | bytes,
+    request: Mapping[str, str],
+    head: bool,
+    cache_control: str,
+    extra: Sequence[tuple[str, str]] = (),
+) -> Reply:
+    # A fully known text (robots.txt): its ETag is the digest of its bytes.
+    data = body.encode() if isinstance(body, str) else body
+    validators = Validators(digest_etag("robots", hashlib.sha256(data).digest(), "identity"))
+    if is_not_modified(request, validators):
+        return Reply(304, [*validators.headers(), ("Cache-Control", cache_control)], iter(()))
+    reply = plain_text(200, data, head)
+    reply.headers += [*validators.headers(), ("Cache-Control", cache_control), *extra]
+    return reply
+
+
+def answer_robots(
+    status: int,
+    headers: Sequence[tuple[str, str]],
+    read_body: Callable[[], bytes],
+    base_url: Callable[[], BaseURL],
+    rules: str,
+    head: bool,
+    request: Mapping[str, str] = NO_HEADERS,
+    cache_control: str = "no-cache",
+) -> Reply | None:
+    """Decide robots.txt from the app's own answer to ``GET /robots.txt``.
+
+    * 404 (the app has none): our robots.txt with ``rules`` and the Sitemap line, or a
+      400 when the host is not trusted;
+    * a 200 ``text/plain`` file: the same bytes with the Sitemap line added once, the
+      app's headers kept but for those that described the original bytes;
+    * anything else, or an untrusted host, or a file too large: None, meaning "send
+      the app's response as it is".
+
+    ``read_body`` is called only when the body is needed.
+    """
+    content_type = next((v for k, v in headers if k.lower() == "content-type"), "")
+    if status != 404 and not is_mergeable(status, content_type):
+        return None
+    try:
+        base = base_url()
+    except UntrustedHostError as exc:
+        return refuse_host(exc, head) if status == 404 else None
+    if status == 404:
+        return _small(robots_txt(sitemap_urls(base), rules), request, head, cache_control)
+    merged = merge_robots_bytes(read_body(), sitemap_urls(base))
+    if merged is None:
+        logger.warning("the app's robots.txt is too large; Sitemap line not added")
+        return None
+    kept = [(k, v) for k, v in headers if k.lower() not in REPLACED_HEADERS]
+    # The app's own caching policy, if it has one, wins over ours.
+    policy = next((v for k, v in kept if k.lower() == "cache-control"), cache_control)
+    kept = [(k, v) for k, v in kept if k.lower() != "cache-control"]
+    return _small(merged, request, head, policy, kept)
+
+
+def begin(
+    site: Site[S],
+    method: str,
+    path: str,
+    base_url: Callable[[], BaseURL],
+    request: Mapping[str, str] = NO_HEADERS,
+) -> Reply | Pending[S] | None:
+    """Everything before a source is touched: match, method, host, robots, coding.
+
+    Returns None when ``path`` is not the site's, a finished :class:`Reply`, or a
+    :class:`Pending` whose sources the front counts before calling :func:`decide`.
+    ``base_url`` is called only for the site's paths and may raise
+    :class:`UntrustedHostError` (answered 400).
+    """
+    target = site.match(path)
+    if target is None:
+        return None
+    if method not in ALLOWED_METHODS:
+        return method_not_allowed()
+    head = method == "HEAD"
+    try:
+        base = base_url()
+    except UntrustedHostError as exc:
+        return refuse_host(exc, head)
+    if target.kind == "robots":
+        return _small(site.robots(base), request, head, site.cache_control)
+    if target.gz or (site.gzip and accepts_gzip(request.get("accept-encoding"))):
+        coding = "gzip"
+    else:
+        coding = "identity"
+    return Pending(target, base, head, site.sources_to_count(target), coding, request)
+
+
+def decide(site: Site[S], pending: Pending[S], counts: Mapping[str, int]) -> Reply | Plan[S]:
+    """After counting: a 404, or the plan of the document."""
+    plan = site.plan(pending.target, counts, pending.base)
+    if plan is None:
+        return not_found(pending.head)
+    return plan
+
+
+# -- after the sources' cheap facts ------------------------------------------------------
+
+
+@dataclass
+class Facts:
+    """What the sources said of the plan's ranges (same order as ``Plan.ranges``)."""
+
+    fingerprints: list[object | None]
+    newest: list[str | None]
+
+
+@dataclass
+class Ready(Generic[S]):
+    """A document to send: its headers, its validators if known, its cache key."""
+
+    plan: Plan[S]
+    headers: list[tuple[str, str]]
+    #: None when some source has no fingerprint: render first, then the ETag is known.
+    validators: Validators | None
+    cache_key: str | None
+    coding: str
+    identity: str
+    head: bool
+    request: Mapping[str, str]
+
+    def full_headers(self, validators: Validators, length: int | None) -> list[tuple[str, str]]:
+        """The headers of a 200: the document's, the validators, the length if known."""
+        headers = [*self.headers, *validators.headers()]
+        if length is not None:
+            headers.append(("Content-Length", str(length)))
+        return headers
+
+
+def _document_headers(site: Site[S], pending: Pending[S], plan: Plan[S]) -> list[tuple[str, str]]:
+    if pending.target.gz:
+        # A .gz URL names the compressed file itself: no coding to negotiate.
+        return [("Content-Type", GZIP_TYPE), ("Cache-Control", site.cache_control)]
+    headers = [("Content-Type", plan.content_type)]
+    if site.gzip:
+        headers.append(("Vary", "Accept-Encoding"))
+    if pending.coding == "gzip":
+        headers.append(("Content-Encoding", "gzip"))
+    headers.append(("Cache-Control", site.cache_control))
+    return headers
+
+
+def _newest_instant(values: Sequence[str | None]) -> datetime | None:
+    if not values or any(value is None for value in values):
+        return None
+    return max(lastmod_instant(value) for value in values if value is not None)
+
+
+def conclude(site: Site[S], pending: Pending[S], plan: Plan[S], facts: Facts) -> Reply | Ready[S]:
+    """Work out the validators; answer 304 and HEAD when they are known."""
+    plan.settle(facts.newest)
+    headers = _document_headers(site, pending, plan)
+    validators: Validators | None = None
+    if plan.kind == "index":
+        # The index is fully known without reading an entry: locs and lastmods.
+        parts: list[object] = [(child.loc, child.lastmod) for child in plan.children]
+        etag = fingerprint_etag(pending.identity, parts, pending.coding)
+        validators = Validators(etag, _newest_instant([c.lastmod for c in plan.children]))
+    elif facts.fingerprints and all(f is not None for f in facts.fingerprints):
+        ranges = [(s.name, start, stop) for s, start, stop in plan.ranges()]
+        parts = list(zip(ranges, facts.fingerprints, strict=True))
+        etag = fingerprint_etag(pending.identity, parts, pending.coding)
+        validators = Validators(etag, _newest_instant(facts.newest))
+    ready = Ready(
+        plan,
+        headers,
+        validators,
+        None if validators is None or validators.etag is None else validators.etag.strip('"'),
+        pending.coding,
+        pending.identity,
+        pending.head,
+        pending.request,
+    )
+    if validators is None:
+        return ready
+    answered = _answer_known(ready, validators, None)
+    return ready if answered is None else answered
+
+
+def _answer_known(ready: Ready[S], validators: Validators, length: int | None) -> Reply | None:
+    # 304 and HEAD once the validators are known; None: send the body.
+    if is_not_modified(ready.request, validators):
+        kept = {"cache-control", "vary"}
+        headers = [(k, v) for k, v in ready.headers if k.lower() in kept]
+        return Reply(304, [*validators.headers(), *headers], iter(()))
+    if ready.head:
+        # An iterator, not an empty tuple: a WSGI stack would take a sized empty body for
+        # "Content-Length: 0", a lie about the GET response's length.
+        return Reply(200, ready.full_headers(validators, length), iter(()))
+    return None
+
+
+# -- spooling: validators for sources without a fingerprint ----------------------------
+
+
+class Spool:
+    """A rendered document on its way to the client: bytes, digest, newest lastmod."""
+
+    def __init__(self, coding: str) -> None:
+        self.file: IO[bytes] = SpooledTemporaryFile(max_size=SPOOL_MEMORY)  # noqa: SIM115
+        self._hasher = hashlib.sha256()
+        self._gzip = GzipStream() if coding == "gzip" else None
+        self.newest: datetime | None = None
+        self.length = 0
+
+    def observe(self, batch: list[Entry]) -> None:
+        """Track the newest lastmod of what is written (for Last-Modified)."""
+        for entry in batch:
+            if entry.lastmod is not None:
+                instant = lastmod_instant(entry.lastmod)
+                if self.newest is None or instant > self.newest:
+                    self.newest = instant
+
+    def write(self, chunk: bytes) -> None:
+        """Add an uncompressed chunk of the document."""
+        self._hasher.update(chunk)
+        self._put(self._gzip.feed(chunk) if self._gzip is not None else chunk)
+
+    def finish(self, identity: str, coding: str) -> Validators:
+        """Close the document; return its validators."""
+        if self._gzip is not None:
+            self._put(self._gzip.close())
+        self.file.seek(0)
+        return Validators(digest_etag(identity, self._hasher.digest(), coding), self.newest)
+
+    def chunks(self) -> Iterator[bytes]:
+        """The stored bytes, in chunks, closing the file at the end."""
+        try:
+            while chunk := self.file.read(CHUNK_BYTES):
+                yield chunk
+        finally:
+            self.file.close()
+
+    def _put(self, data: bytes) -> None:
+        if data:
+            self.file.write(data)
+            self.length += len(data)
+
+
+def finish_spooled(ready: Ready[S], spool: Spool) -> Reply:
+    """The reply of a spooled document: 304, HEAD or the stored bytes."""
+    validators = spool.finish(ready.identity, ready.coding)
+    answered = _answer_known(ready, validators, spool.length)
+    if answered is not None:
+        spool.file.close()
+        return answered
+    return Reply(200, ready.full_headers(validators, spool.length), spool.chunks())
+
+
+# -- the synchronous loop ------------------------------------------------------------------
+
+
+def iter_body(
+    plan: Plan[UrlSource],
+    batch_size: int = BATCH_SIZE,
+    observe: Callable[[list[Entry]], None] | None = None,
+) -> Iterator[bytes]:
+    """Stream the plan's uncompressed document as chunks, pulling sources synchronously."""
+    encoder = plan.encoder()
+    if plan.children:
+        chunk = encoder.feed(plan.children)
+        if chunk:
+            yield chunk
+    for source, start, stop in plan.slices:
+        pulled = 0
+        for batch in source.batches(start, stop, batch_size):
+            plan.check(batch, source.name)
+            if observe is not None:
+                observe(batch)
+            pulled += len(batch)
+            chunk = encoder.feed(batch)
+            if chunk:
+                yield chunk
+        check_complete(source.name, start, stop, pulled)
+    yield encoder.close()
+
+
+def prime(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    """Pull the first chunk now, so that a failing source fails before any byte is sent.
+
+    The front can then answer 500 instead of a truncated 200. A failure after the
+    first byte is logged and re-raised, so the server cuts the transfer.
+    """
+    first = next(chunks)
+    return _logged(first, chunks)
+
+
+def _logged(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
+    yield first
+    try:
+        yield from rest
+    except Exception:
+        logger.exception("sitemap source failed mid-response; the transfer is cut")
+        raise
+
+
+def _kept(chunks: Iterator[bytes], cache: PageCache, key: str) -> Iterator[bytes]:
+    # Stored only once the whole document went out: a cut transfer caches nothing.
+    parts: list[bytes] | None = []
+    size = 0
+    for chunk in chunks:
+        if parts is not None:
+            size += len(chunk)
+            if size <= cache.max_item_bytes:
+                parts.append(chunk)
+            else:
+                parts = None  # too large to keep: stop holding it
+        yield chunk
+    if parts is not None:
+        cache.set(key, b"".join(parts))
+
+
+def respond(
+    site: Site[UrlSource],
+    method: str,
+    path: str,
+    base_url: Callable[[], BaseURL],
+    request: Mapping[str, str] = NO_HEADERS,
+) -> Reply | None:
+    """Answer a request synchronously; None when ``path`` is not the site's.
+
+    ``request`` holds the lower-cased request headers the core reads. A source error
+    before the first byte propagates to the caller, which answers 500; after it, the
+    body raises mid-stream and the server cuts the transfer.
+    """
+    step = begin(site, method, path, base_url, request)
+    if not isinstance(step, Pending):
+        return step
+    counts = {source.name: source.count() for source in step.sources}
+    plan = decide(site, step, counts)
+    if isinstance(plan, Reply):
+        return plan
+    ranges = plan.ranges()
+    facts = Facts(
+        [] if plan.kind == "index" else [s.fingerprint(a, b) for s, a, b in ranges],
+        [s.newest(a, b) for s, a, b in ranges],
+    )
+    ready = conclude(site, step, plan, facts)
+    if isinstance(ready, Reply):
+        return ready
+    if ready.validators is None:
+        spool = Spool(ready.coding)
+        for chunk in iter_body(plan, observe=spool.observe):
+            spool.write(chunk)
+        return finish_spooled(ready, spool)
+    cache, key = site.cache, ready.cache_key
+    if cache is not None and key is not None:
+        hit = cache.get(key)
+        if hit is not None:
+            headers = ready.full_headers(ready.validators, len(hit))
+            return Reply(200, headers, [hit])
+    chunks = iter_body(plan)
+    if ready.coding == "gzip":
+        chunks = gzip_chunks(chunks)
+    body = prime(chunks)
+    if cache is not None and key is not None:
+        body = _kept(body, cache, key)
+    return Reply(200, ready.full_headers(ready.validators, None), body)

@@ -1,0 +1,161 @@
+"""HTTP validators and conditional requests (RFC 9110 sections 8.8, 13).
+
+ETags are derived from content and settings only (never from a process, a clock or a
+random seed), so every worker on every machine gives the same ETag for the same
+document: a document's identity (its path, base URL and paging) plus either the
+sources' fingerprints or a digest of the rendered bytes.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from email.utils import format_datetime, parsedate_to_datetime
+
+from .errors import ConfigurationError
+
+__all__ = [
+    "FORMAT_VERSION",
+    "Validators",
+    "digest_etag",
+    "fingerprint_etag",
+    "http_date",
+    "is_not_modified",
+    "lastmod_instant",
+    "parse_http_date",
+]
+
+#: Changes whenever the library's output for the same entries changes, so that an
+#: upgrade never serves new bytes under an old ETag.
+FORMAT_VERSION = "sitemap-core/1"
+
+
+@dataclass(frozen=True)
+class Validators:
+    """What identifies a response's content: its ETag and Last-Modified (both optional)."""
+
+    etag: str | None = None
+    last_modified: datetime | None = None
+
+    def headers(self) -> list[tuple[str, str]]:
+        """The ``ETag`` / ``Last-Modified`` header pairs."""
+        out = []
+        if self.etag is not None:
+            out.append(("ETag", self.etag))
+        if self.last_modified is not None:
+            out.append(("Last-Modified", http_date(self.last_modified)))
+        return out
+
+
+def _tag(digest: bytes, coding: str) -> str:
+    text = base64.urlsafe_b64encode(digest[:18]).decode("ascii")
+    # The same content gzipped is another representation: another (strong) tag.
+    return f'"{text}-gz"' if coding == "gzip" else f'"{text}"'
+
+
+def fingerprint_etag(identity: str, fingerprints: Iterable[object], coding: str) -> str:
+    """The ETag of a document known by its identity and its sources' fingerprints."""
+    hasher = hashlib.sha256(f"{FORMAT_VERSION}\0{identity}\0".encode())
+    for value in fingerprints:
+        hasher.update(_stable(value))
+    return _tag(hasher.digest(), coding)
+
+
+def digest_etag(identity: str, content_digest: bytes, coding: str) -> str:
+    """The ETag of a document known by the SHA-256 of its uncompressed bytes."""
+    hasher = hashlib.sha256(f"{FORMAT_VERSION}\0{identity}\0".encode())
+    hasher.update(content_digest)
+    return _tag(hasher.digest(), coding)
+
+
+def _stable(value: object) -> bytes:
+    # A type-tagged encoding whose bytes depend on the value only, never on the
+    # process (hash seeds, object ids): the ETag must agree across workers.
+    if value is None or isinstance(value, bool):
+        return f"n{value!r};".encode()
+    if isinstance(value, int | float):
+        return f"i{value!r};".encode()
+    if isinstance(value, str):
+        data = value.encode("utf-8", "surrogatepass")
+        return b"s%d:" % len(data) + data
+    if isinstance(value, bytes):
+        return b"b%d:" % len(value) + value
+    if isinstance(value, datetime | date):
+        return f"d{value.isoformat()};".encode()
+    if isinstance(value, tuple | list):
+        return b"(" + b"".join(_stable(item) for item in value) + b")"
+    raise ConfigurationError(
+        f"a fingerprint must be made of str, bytes, numbers, dates, None and tuples; "
+        f"got {type(value).__name__}"
+    )
+
+
+def lastmod_instant(lastmod: str) -> datetime:
+    """The instant of a normalised ``lastmod`` text (a date counts as its UTC midnight)."""
+    if "T" in lastmod:
+        return datetime.fromisoformat(lastmod)
+    return datetime.combine(date.fromisoformat(lastmod), datetime.min.time(), UTC)
+
+
+def http_date(moment: datetime) -> str:
+    """``moment`` as an IMF-fixdate (``Sun, 06 Nov 1994 08:49:37 GMT``)."""
+    return format_datetime(moment.astimezone(UTC).replace(microsecond=0), usegmt=True)
+
+
+def parse_http_date(text: str) -> datetime | None:
+    """Parse an HTTP date; None if it is not one (the header is then ignored)."""
+    try:
+        parsed = parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if parsed is None:
+        return None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+
+
+def _opaque(tag: str) -> str:
+    tag = tag.strip()
+    return tag[2:] if tag.startswith("W/") else tag
+
+
+def _listed_tags(header: str) -> Iterable[str]:
+    # Entity-tags may contain commas inside their quotes; split outside quotes only.
+    current: list[str] = []
+    quoted = False
+    for char in header:
+        if char == '"':
+            quoted = not quoted
+        if char == "," and not quoted:
+            yield "".join(current)
+            current = []
+        else:
+            current.append(char)
+    yield "".join(current)
+
+
+def is_not_modified(request: Mapping[str, str], validators: Validators) -> bool:
+    """Whether a GET/HEAD with these request headers gets 304 (RFC 9110 13.2.2).
+
+    ``If-None-Match`` (weak comparison, ``*``, lists) takes precedence; only without it
+    is ``If-Modified-Since`` compared with ``Last-Modified`` (to the second).
+    """
+    if_none_match = request.get("if-none-match")
+    if if_none_match is not None:
+        if validators.etag is None:
+            return False
+        ours = _opaque(validators.etag)
+        for tag in _listed_tags(if_none_match):
+            if tag.strip() == "*" or _opaque(tag) == ours:
+                return True
+        return False
+    since_text = request.get("if-modified-since")
+    if since_text is None or validators.last_modified is None:
+        return False
+    since = parse_http_date(since_text)
+    if since is None:
+        return False
+    modified = validators.last_modified.astimezone(UTC).replace(microsecond=0)
+    return modified <= since

@@ -25,8 +25,8 @@ Configuration (``app.config``), with defaults:
     The Cache-Control of sitemap documents and of the robots.txt served.
 ``SITEMAP_CACHE`` (None)
     Where rendered documents of sources with a fingerprint are kept: None for a
-    per-process ``MemoryCache`` (64 MiB), a ``RedisCache`` to share them between
-    workers and machines, False for none.
+    per-process ``MemoryCache`` (64 MiB); a ``redis://`` URL or a ``RedisCache`` to
+    share them between workers and machines; False for none.
 ``SITEMAP_GZIP`` (True)
     Send gzip to clients whose Accept-Encoding allows it.
 """

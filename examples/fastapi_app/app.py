@@ -15,6 +15,8 @@ Run it from this folder::
   no offset (``2022-01-01 00:00:00``), which the sitemap writes as UTC.
 * The sitemap's URLs use the request's host when it is localhost / 127.0.0.1. Set
   ``SITEMAP_BASE_URL=https://shop.example.com`` to fix them instead.
+* Rendered pages are cached per process; ``SITEMAP_CACHE=redis://127.0.0.1:6379/0``
+  shares them (and their ETags) between workers and machines.
 """
 
 from __future__ import annotations
@@ -139,6 +141,8 @@ app.add_middleware(
     routes=routes,
     # None: the request's host, if it is a loopback name (else 400).
     base_url=os.environ.get("SITEMAP_BASE_URL") or None,
+    # A redis:// URL shares rendered pages between workers; unset: per-process cache.
+    cache=os.environ.get("SITEMAP_CACHE") or None,
 )
 
 

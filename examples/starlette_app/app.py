@@ -16,6 +16,8 @@ Run it from this folder::
 * The sitemap's URLs use the request's host when it is localhost / 127.0.0.1. Set
   ``SITEMAP_BASE_URL=https://news.example.com`` to fix them instead (needed behind a
   proxy or on a public host, whose Host header is not trusted).
+* Rendered pages are cached per process; ``SITEMAP_CACHE=redis://127.0.0.1:6379/0``
+  shares them (and their ETags) between workers and machines.
 """
 
 from __future__ import annotations
@@ -188,6 +190,8 @@ app = Starlette(
             routes=routes,
             # None: the request's host, if it is a loopback name (else 400).
             base_url=os.environ.get("SITEMAP_BASE_URL") or None,
+            # A redis:// URL shares rendered pages between workers; unset: per-process cache.
+            cache=os.environ.get("SITEMAP_CACHE") or None,
         )
     ],
     lifespan=lifespan,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
 from decimal import Decimal
 from enum import StrEnum
 from typing import Any
@@ -46,6 +46,12 @@ _PLAIN_URL = re.compile(
     r"https?://(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]*[a-z0-9])?"
     r"(?::(?P<port>[0-9]{1,5}))?"
     r"(?P<rest>[/?](?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2})*)?\Z"
+)
+# The commonest shape of all, for the inlined check in Entry: no port, a path, and
+# only characters a URI may hold as they are ('%' is checked separately, rarely).
+_COMMON_URL = re.compile(
+    r"https?://(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]*[a-z0-9])?"
+    r"/[A-Za-z0-9\-._~!$&'()*+,;=:@/?%]*\Z"
 )
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _STRAY_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
@@ -180,14 +186,22 @@ def normalise_lastmod(value: Any) -> str:
     raise InvalidEntryError("lastmod", value, "must be a date, datetime or ISO 8601 str")
 
 
-_MAX_OFFSET = timedelta(hours=14)  # the widest offset xsd:dateTime allows
+#: Fixed-offset zones (``datetime.timezone``) already seen to be writable as they are.
+_WRITABLE_FIXED_ZONES: set[tzinfo] = {UTC}
+
+
+def _writable_offset(offset: timedelta) -> bool:
+    # Whole minutes within +-14:00, checked on integers: timedelta arithmetic here
+    # would cost more than the isoformat() it guards.
+    seconds = offset.days * 86_400 + offset.seconds
+    return not offset.microseconds and not seconds % 60 and -50_400 <= seconds <= 50_400
 
 
 def _format_datetime(value: datetime, given: object) -> str:
     offset = value.utcoffset()
     if offset is None:
         value = value.replace(tzinfo=UTC)
-    elif offset % timedelta(minutes=1) or abs(offset) > _MAX_OFFSET:
+    elif not _writable_offset(offset):
         # An offset the schema cannot write (seconds, beyond ±14:00): the same instant
         # in UTC is the faithful alternative.
         try:
@@ -250,10 +264,40 @@ class Entry:
         changefreq: ChangeFreq | str | None = None,
         priority: float | Decimal | None = None,
     ) -> None:
-        self.loc = normalise_url(loc)
-        self.lastmod = None if lastmod is None else normalise_lastmod(lastmod)
-        self.changefreq = None if changefreq is None else _normalise_changefreq(changefreq)
-        self.priority = None if priority is None else _normalise_priority(priority)
+        # Each field has an inlined check for its commonest valid form, which is most of
+        # what a big site builds; anything else takes the full (same-result) path.
+        if (
+            type(loc) is str
+            and 12 <= len(loc) <= MAX_URL_LENGTH
+            and _COMMON_URL.match(loc) is not None
+            and ("%" not in loc or _STRAY_PERCENT.search(loc) is None)
+        ):
+            self.loc = loc
+        else:
+            self.loc = normalise_url(loc)
+        if lastmod is None:
+            self.lastmod = None
+        elif type(lastmod) is datetime and lastmod.tzinfo in _WRITABLE_FIXED_ZONES:
+            self.lastmod = lastmod.isoformat()
+        elif type(lastmod) is datetime and (offset := lastmod.utcoffset()) is not None:
+            if _writable_offset(offset):
+                self.lastmod = lastmod.isoformat()
+                if type(lastmod.tzinfo) is timezone and len(_WRITABLE_FIXED_ZONES) < 64:
+                    # A fixed offset never changes: remember it was writable.
+                    _WRITABLE_FIXED_ZONES.add(lastmod.tzinfo)
+            else:
+                self.lastmod = _format_datetime(lastmod, lastmod)
+        else:
+            self.lastmod = normalise_lastmod(lastmod)
+        if changefreq is None:
+            self.changefreq = None
+        else:
+            known = _CHANGEFREQ_BY_WORD.get(changefreq)
+            self.changefreq = known if known is not None else _normalise_changefreq(changefreq)
+        if type(priority) is float and 0.0 <= priority <= 1.0:
+            self.priority = priority + 0.0  # -0.0 becomes 0.0, as below
+        else:
+            self.priority = None if priority is None else _normalise_priority(priority)
 
     def _key(self) -> tuple[str, str | None, str | None, float | None]:
         return (self.loc, self.lastmod, self.changefreq, self.priority)

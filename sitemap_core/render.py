@@ -74,15 +74,20 @@ def format_priority(priority: float) -> str:
 
 
 def _url_element(entry: Entry) -> str:
-    parts = ["<url><loc>", _escape_uri(entry.loc), "</loc>"]
-    if entry.lastmod is not None:
-        parts += ("<lastmod>", entry.lastmod, "</lastmod>")
-    if entry.changefreq is not None:
-        parts += ("<changefreq>", entry.changefreq.value, "</changefreq>")
-    if entry.priority is not None:
-        parts += ("<priority>", format_priority(entry.priority), "</priority>")
-    parts.append("</url>\n")
-    return "".join(parts)
+    # One f-string per <url>: the writer's hot loop. A ChangeFreq formats as its word.
+    loc = entry.loc
+    if "&" in loc or "'" in loc:
+        loc = _escape_uri(loc)
+    lastmod = entry.lastmod
+    changefreq = entry.changefreq
+    priority = entry.priority
+    return (
+        f"<url><loc>{loc}</loc>"
+        f"{'' if lastmod is None else f'<lastmod>{lastmod}</lastmod>'}"
+        f"{'' if changefreq is None else f'<changefreq>{changefreq}</changefreq>'}"
+        f"{'' if priority is None else f'<priority>{format_priority(priority)}</priority>'}"
+        "</url>\n"
+    )
 
 
 class DocumentEncoder:

@@ -197,10 +197,14 @@ def _asgi_headers(scope: Scope) -> dict[str, str]:
 
 
 def _header(scope: Scope, name: bytes) -> str | None:
-    for key, value in scope.get("headers", ()):
-        if key.lower() == name:
-            return bytes(value).decode("latin-1")
-    return None
+    # Repeated field lines are one list (RFC 9110 5.3): join them as a proxy would,
+    # so "If-None-Match" or "Accept-Encoding" sent on two lines loses nothing.
+    values = [
+        bytes(value).decode("latin-1")
+        for key, value in scope.get("headers", ())
+        if key.lower() == name
+    ]
+    return ", ".join(values) if values else None
 
 
 async def _send_start(reply: Reply, send: Send) -> None:
@@ -239,12 +243,21 @@ async def _send_reply(reply: Reply, receive: Receive, send: Send, task_group: An
                 return
 
     task_group.start_soon(watch_disconnect)
-    async for chunk in body:
-        await send({"type": "http.response.body", "body": chunk, "more_body": True})
-        # A server's send() need not yield, nor an async source that never awaits: give
-        # the loop a turn per chunk, so other requests run and a disconnect is seen.
-        await anyio.lowlevel.checkpoint()
-    await send({"type": "http.response.body", "body": b""})
+    try:
+        async for chunk in body:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            # A server's send() need not yield, nor an async source that never awaits:
+            # give the loop a turn per chunk, so other requests run and a disconnect is
+            # seen.
+            await anyio.lowlevel.checkpoint()
+        await send({"type": "http.response.body", "body": b""})
+    finally:
+        # Closed here, not by the garbage collector later: a cut transfer releases its
+        # source at once, and nothing of it is ever cached.
+        aclose = getattr(body, "aclose", None)
+        if aclose is not None:
+            with anyio.CancelScope(shield=True):
+                await aclose()
     task_group.cancel_scope.cancel()  # stop watching for a disconnect
 
 

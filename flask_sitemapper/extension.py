@@ -62,7 +62,12 @@ logger = logging.getLogger("flask_sitemapper")
 F = TypeVar("F", bound=Callable[..., Any])
 
 _EXTENSION_KEY = "sitemapper"
-_SITEMAP_RULES = ("/sitemap.xml", "/sitemap.txt", "/sitemap-<page>.xml", "/sitemap-<page>.txt")
+_SITEMAP_RULES = tuple(
+    f"{stem}.{fmt}{gz}"
+    for stem in ("/sitemap", "/sitemap-<page>")
+    for fmt in ("xml", "txt")
+    for gz in ("", ".gz")
+)
 
 
 @dataclass
@@ -149,7 +154,16 @@ class Sitemapper:
 
         return decorator
 
-    def source(self, name: str, *, count: Callable[[], int] | None = None) -> Callable[[F], F]:
+    def source(
+        self,
+        name: str,
+        *,
+        count: Callable[[], int] | None = None,
+        fingerprint: Callable[..., Any] | None = None,
+        newest: Callable[..., Any] | None = None,
+        page_size: int | None = None,
+        max_entry_bytes: int | None = None,
+    ) -> Callable[[F], F]:
         """Decorate a function returning entries (a generator) as the source ``name``.
 
         The function may yield :class:`~sitemap_core.Entry` objects or URL strings,
@@ -160,21 +174,50 @@ class Sitemapper:
         """
 
         def decorator(func: F) -> F:
-            self.add_source(name, func, count=count)
+            self.add_source(
+                name,
+                func,
+                count=count,
+                fingerprint=fingerprint,
+                newest=newest,
+                page_size=page_size,
+                max_entry_bytes=max_entry_bytes,
+            )
             return func
 
         return decorator
 
-    def add_source(self, name: str, source: Any, *, count: Callable[[], int] | None = None) -> None:
+    def add_source(
+        self,
+        name: str,
+        source: Any,
+        *,
+        count: Callable[[], int] | None = None,
+        fingerprint: Callable[..., Any] | None = None,
+        newest: Callable[..., Any] | None = None,
+        page_size: int | None = None,
+        max_entry_bytes: int | None = None,
+    ) -> None:
         """Register ``source``: a callable returning an iterable, or a sized sliceable.
 
         A sliceable (``__len__`` + ``__getitem__(slice)``, e.g. a list or a query
-        object doing ``LIMIT/OFFSET``) serves page N with one slice.
+        object doing ``LIMIT/OFFSET``) serves page N with one slice. ``fingerprint``
+        and ``newest`` (or methods of those names on the source) make validators, 304s
+        and caching cheap; ``page_size`` and ``max_entry_bytes`` bound this source's
+        pages (see :class:`~sitemap_core.sources.Limits`).
         """
         self._check_open()
         if name in self._sources or name in self._specs:
             raise ConfigurationError(f"source name {name!r} is registered twice")
-        self._sources[name] = UrlSource.from_object(name, source, count=count)
+        self._sources[name] = UrlSource.from_object(
+            name,
+            source,
+            count=count,
+            fingerprint=fingerprint,
+            newest=newest,
+            page_size=page_size,
+            max_entry_bytes=max_entry_bytes,
+        )
 
     def _check_open(self) -> None:
         if self._frozen:

@@ -12,7 +12,7 @@ import inspect
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from .cache import PageCache
+from .cache import PageCache, cache_get, cache_set
 from .compress import agzip_chunks
 from .entries import Entry, normalise_lastmod
 from .errors import ConfigurationError
@@ -30,7 +30,7 @@ from .serve import (
     logger,
 )
 from .site import BATCH_SIZE, Plan, Site, check_complete
-from .sources import Item, UrlSource, check_name, coerce_batch, range_fact
+from .sources import Item, Limits, UrlSource, check_name, coerce_batch, range_fact
 
 __all__ = ["AsyncSliceable", "AsyncUrlSource", "Runner", "aiter_body", "respond_async"]
 
@@ -89,12 +89,14 @@ class AsyncUrlSource:
         *,
         fingerprint: _Fact | None = None,
         newest: _Fact | None = None,
+        limits: Limits | None = None,
     ) -> None:
         self.name = name
         self._count = count
         self._batches = batches
         self._fingerprint = fingerprint
         self._newest = newest
+        self.limits = limits or Limits()
 
     @classmethod
     def from_object(
@@ -105,6 +107,8 @@ class AsyncUrlSource:
         count: Callable[[], int] | Callable[[], Awaitable[int]] | None = None,
         fingerprint: Callable[..., Any] | None = None,
         newest: Callable[..., Any] | None = None,
+        page_size: int | None = None,
+        max_entry_bytes: int | None = None,
     ) -> AsyncUrlSource:
         """Adapt any supported source object.
 
@@ -118,9 +122,10 @@ class AsyncUrlSource:
         """
         check_name(name)
         counter = _counter(name, count)
-        facts = {
+        facts: dict[str, Any] = {
             "fingerprint": _async_fact(name, "fingerprint", fingerprint, obj),
             "newest": _async_fact(name, "newest", newest, obj),
+            "limits": Limits(page_size, max_entry_bytes),
         }
         if isinstance(obj, AsyncSliceable):
             sliceable = obj
@@ -322,7 +327,7 @@ async def aiter_body(
                 if observe is not None:
                     observe(batch)
                 pulled += len(batch)
-                chunk = encoder.feed(batch)
+                chunk = encoder.feed(batch, source.limits.max_entry_bytes, source.name)
                 if chunk:
                     yield chunk
         finally:
@@ -385,8 +390,8 @@ async def respond_async(
 
 async def _cache_get(cache: PageCache, key: str, runner: Runner) -> bytes | None:
     if cache.blocking:
-        return await runner.run_sync(lambda: cache.get(key))
-    return cache.get(key)
+        return await runner.run_sync(lambda: cache_get(cache, key))
+    return cache_get(cache, key)
 
 
 async def _kept(
@@ -409,9 +414,9 @@ async def _kept(
     if parts is not None:
         document = b"".join(parts)
         if cache.blocking:
-            await runner.run_sync(lambda: cache.set(key, document))
+            await runner.run_sync(lambda: cache_set(cache, key, document))
         else:
-            cache.set(key, document)
+            cache_set(cache, key, document)
 
 
 async def _logged(first: bytes, rest: AsyncIterator[bytes]) -> AsyncIterator[bytes]:

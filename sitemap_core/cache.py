@@ -9,13 +9,16 @@ document never is; old entries simply stop being asked for and age out.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
 from typing import Any, Protocol, runtime_checkable
 
 from .errors import ConfigurationError
 
-__all__ = ["MemoryCache", "PageCache", "RedisCache", "default_cache"]
+logger = logging.getLogger("sitemap_core")
+
+__all__ = ["MemoryCache", "PageCache", "RedisCache", "cache_get", "cache_set", "default_cache"]
 
 
 @runtime_checkable
@@ -125,15 +128,40 @@ class RedisCache:
             self.client.set(self.prefix + key, value, ex=self.ttl)
 
 
-def default_cache(setting: PageCache | bool | None) -> PageCache | None:
-    """The cache a front uses: the given one, a fresh :class:`MemoryCache` for None or
-    True (in-process caching is the default), or none at all for False."""
+def default_cache(setting: PageCache | str | bool | None) -> PageCache | None:
+    """The cache a front uses: the given one; a :class:`RedisCache` for a ``redis://``
+    (``rediss://``, ``unix://``) URL; a fresh :class:`MemoryCache` for None or True
+    (in-process caching is the default); none at all for False."""
     if setting is None or setting is True:
         return MemoryCache()
     if setting is False:
         return None
+    if isinstance(setting, str):
+        if setting.split("://", 1)[0] not in ("redis", "rediss", "unix"):
+            raise ConfigurationError(
+                f"a cache URL must start with redis://, rediss:// or unix://: {setting!r}"
+            )
+        return RedisCache(url=setting)
     if not isinstance(setting, PageCache):
         raise ConfigurationError(
             f"a cache needs get(), set(), blocking and max_item_bytes: {setting!r}"
         )
     return setting
+
+
+def cache_get(cache: PageCache, key: str) -> bytes | None:
+    """``cache.get``, best effort: a failing cache (Redis down) is a miss, logged."""
+    try:
+        return cache.get(key)
+    except Exception:
+        logger.warning("sitemap cache get failed; rendering instead", exc_info=True)
+        return None
+
+
+def cache_set(cache: PageCache, key: str, value: bytes) -> None:
+    """``cache.set``, best effort: a failing cache (full, down) is logged, never raised,
+    so a document already sent in full is never cut by its caching."""
+    try:
+        cache.set(key, value)
+    except Exception:
+        logger.warning("sitemap cache set failed; the document is not cached", exc_info=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from .entries import Entry
-from .errors import SitemapTooLargeError
+from .errors import InvalidEntryError, SitemapTooLargeError
 from .limits import CHUNK_BYTES, MAX_SITEMAP_BYTES, MAX_SITEMAPS_PER_INDEX, MAX_URLS_PER_SITEMAP
 
 __all__ = [
@@ -120,8 +120,14 @@ class DocumentEncoder:
         """Return the text of ``items``; overridden by each document kind."""
         raise NotImplementedError
 
-    def feed(self, items: Sequence[Entry]) -> bytes:
-        """Add a batch; return a chunk when enough is buffered, else ``b""``."""
+    def feed(
+        self, items: Sequence[Entry], max_item_bytes: int | None = None, source: str = ""
+    ) -> bytes:
+        """Add a batch; return a chunk when enough is buffered, else ``b""``.
+
+        With ``max_item_bytes`` every item is measured, and one over the bound raises
+        :class:`InvalidEntryError` naming it (the bound is what sized the page).
+        """
         if not items:
             return b""
         self._items += len(items)
@@ -129,7 +135,10 @@ class DocumentEncoder:
             raise SitemapTooLargeError(
                 f"a {type(self).__name__} may hold at most {self.max_items} items"
             )
-        block = self.render(items).encode()
+        if max_item_bytes is None:
+            block = self.render(items).encode()
+        else:
+            block = self._render_bounded(items, max_item_bytes, source)
         self._written += len(block)
         if self._written > self._max_bytes:
             raise SitemapTooLargeError(
@@ -140,6 +149,20 @@ class DocumentEncoder:
         if self._buffered < self._chunk_bytes:
             return b""
         return self._flush()
+
+    def _render_bounded(self, items: Sequence[Entry], bound: int, source: str) -> bytes:
+        parts = []
+        for item in items:
+            data = self.render([item]).encode()
+            if len(data) > bound:
+                raise InvalidEntryError(
+                    "entry",
+                    item.loc,
+                    f"is {len(data)} bytes as written, over its source's max_entry_bytes {bound}",
+                    source or None,
+                )
+            parts.append(data)
+        return b"".join(parts)
 
     def close(self) -> bytes:
         """Return what is left, closing tag included."""

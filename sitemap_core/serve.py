@@ -25,7 +25,7 @@ from datetime import datetime
 from tempfile import SpooledTemporaryFile
 from typing import IO, Generic, Literal
 
-from .cache import PageCache
+from .cache import PageCache, cache_get, cache_set
 from .compress import GzipStream, accepts_gzip, gzip_chunks
 from .entries import Entry
 from .hosts import BaseURL, UntrustedHostError
@@ -412,7 +412,7 @@ def iter_body(
             if observe is not None:
                 observe(batch)
             pulled += len(batch)
-            chunk = encoder.feed(batch)
+            chunk = encoder.feed(batch, source.limits.max_entry_bytes, source.name)
             if chunk:
                 yield chunk
         check_complete(source.name, start, stop, pulled)
@@ -451,7 +451,7 @@ def _kept(chunks: Iterator[bytes], cache: PageCache, key: str) -> Iterator[bytes
                 parts = None  # too large to keep: stop holding it
         yield chunk
     if parts is not None:
-        cache.set(key, b"".join(parts))
+        cache_set(cache, key, b"".join(parts))
 
 
 def respond(
@@ -489,7 +489,7 @@ def respond(
         return finish_spooled(ready, spool)
     cache, key = site.cache, ready.cache_key
     if cache is not None and key is not None:
-        hit = cache.get(key)
+        hit = cache_get(cache, key)
         if hit is not None:
             headers = ready.full_headers(ready.validators, len(hit))
             return Reply(200, headers, [hit])

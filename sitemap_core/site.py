@@ -29,13 +29,14 @@ from .http import (
     TEXT,
     XML,
 )
-from .limits import MAX_SITEMAPS_PER_INDEX, MAX_URLS_PER_SITEMAP
+from .limits import MAX_SITEMAP_BYTES, MAX_SITEMAPS_PER_INDEX, MAX_URLS_PER_SITEMAP
 from .render import DocumentEncoder, IndexEncoder, TextEncoder, UrlsetEncoder
 from .robots import (
     DEFAULT_RULES,
     robots_txt,
     sitemap_urls,
 )
+from .sources import Limits
 
 __all__ = [
     "BATCH_SIZE",
@@ -62,16 +63,24 @@ _PAGE = re.compile(r"/sitemap-([a-z0-9][a-z0-9_-]{0,63})-([1-9][0-9]{0,17})\.(xm
 #: hour, then revalidate (cheap: a 304 from the ETag).
 DEFAULT_CACHE_CONTROL = "public, max-age=3600, s-maxage=3600"
 
+#: Bytes of a document that are not entries: declaration, root tags, namespaces.
+DOCUMENT_OVERHEAD = 1_024
+
 #: How many entries are pulled from a source and rendered at a time.
 BATCH_SIZE = 256
 
 
 class Named(Protocol):
-    """What the site needs of a source: its name. Pulling is the front's business."""
+    """What the site needs of a source: its name and limits. Pulling is the front's."""
 
     @property
     def name(self) -> str:
         """The source's name, as it appears in page URLs."""
+        ...
+
+    @property
+    def limits(self) -> Limits:
+        """How the source's entries split into pages."""
         ...
 
 
@@ -216,9 +225,33 @@ class Site(Generic[S]):
             return [self.sources[target.source]]
         return []
 
-    def pages(self, count: int) -> int:
-        """How many child pages hold ``count`` entries."""
-        return -(-count // self.page_size)
+    def entries_per_page(self, source: str) -> int:
+        """How many entries one page of ``source`` holds (see :class:`Limits`)."""
+        limits = self.sources[source].limits
+        size = min(self.page_size, limits.page_size or self.page_size)
+        if limits.max_entry_bytes is not None:
+            size = min(size, (MAX_SITEMAP_BYTES - DOCUMENT_OVERHEAD) // limits.max_entry_bytes)
+        return size
+
+    def pages(self, count: int, source: str | None = None) -> int:
+        """How many child pages hold ``count`` entries (of ``source``)."""
+        size = self.page_size if source is None else self.entries_per_page(source)
+        return -(-count // size)
+
+    def _fits_one_file(self, counts: Mapping[str, int]) -> bool:
+        # Everything in /sitemap.xml: the site's count limit, each source's own page
+        # size, and the byte bounds of the sources that declared one.
+        if sum(counts.values()) > self.page_size:
+            return False
+        budget = MAX_SITEMAP_BYTES - DOCUMENT_OVERHEAD
+        declared = 0
+        for name, count in counts.items():
+            if count > self.entries_per_page(name):
+                return False
+            bound = self.sources[name].limits.max_entry_bytes
+            if bound is not None:
+                declared += count * bound
+        return declared <= budget
 
     def page_path(self, source: str, number: int, fmt: Format = "xml") -> str:
         """The path of page ``number`` of ``source``."""
@@ -234,27 +267,31 @@ class Site(Generic[S]):
         kind: Literal["urlset", "text"] = "text" if target.fmt == "txt" else "urlset"
         if target.kind == "page":
             source = self.sources.get(target.source)
-            if source is None or not 1 <= target.page <= self.pages(counts[source.name]):
+            if source is None:
                 return None
-            start = (target.page - 1) * self.page_size
-            stop = min(start + self.page_size, counts[source.name])
+            size = self.entries_per_page(source.name)
+            if not 1 <= target.page <= self.pages(counts[source.name], source.name):
+                return None
+            start = (target.page - 1) * size
+            stop = min(start + size, counts[source.name])
             return Plan[S](kind, [(source, start, stop)], origin=origin)
         if target.kind != "root":
             return None
         total = sum(counts[name] for name in self.sources)
         if total == 0:
             return None  # an empty <urlset> fails the schema: nothing to serve
-        if total <= self.page_size:
+        if self._fits_one_file(counts):
             slices = [(self.sources[name], 0, n) for name, n in counts.items() if n]
             return Plan[S](kind, slices, origin=origin)
         if target.fmt == "txt":
             return None  # text sitemaps have no index form; the pages are listed in XML
-        child_ranges = [
-            (source, start, min(start + self.page_size, counts[name]), base.join(path))
-            for name, source in self.sources.items()
-            for number in range(1, self.pages(counts[name]) + 1)
-            for start, path in [((number - 1) * self.page_size, self.page_path(name, number))]
-        ]
+        child_ranges = []
+        for name, source in self.sources.items():
+            size = self.entries_per_page(name)
+            for number in range(1, self.pages(counts[name], name) + 1):
+                start = (number - 1) * size
+                stop = min(start + size, counts[name])
+                child_ranges.append((source, start, stop, base.join(self.page_path(name, number))))
         if len(child_ranges) > MAX_SITEMAPS_PER_INDEX:
             raise SitemapTooLargeError(
                 f"{len(child_ranges)} child sitemaps exceed the index limit of "

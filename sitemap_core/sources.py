@@ -18,13 +18,15 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Callable, Iterable, Iterator, Sized
+from dataclasses import dataclass
 from itertools import islice
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from .entries import Entry, normalise_lastmod
 from .errors import ConfigurationError, InvalidEntryError
+from .limits import MAX_SITEMAP_BYTES, MAX_URLS_PER_SITEMAP
 
-__all__ = ["SECTION_NAME", "Item", "Sliceable", "UrlSource", "check_name", "coerce_batch"]
+__all__ = ["SECTION_NAME", "Item", "Limits", "Sliceable", "UrlSource", "check_name", "coerce_batch"]
 
 #: What a source may yield: a validated entry or a bare URL.
 Item: TypeAlias = Entry | str
@@ -32,6 +34,46 @@ Item: TypeAlias = Entry | str
 #: Section names appear in child URLs (``sitemap-<name>-<n>.xml``), so they are kept
 #: to lower-case URL-safe words.
 SECTION_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How a source's entries are split into pages, for the protocol's two limits.
+
+    ``page_size`` caps the entries of one page below the site's setting.
+    ``max_entry_bytes`` declares the most bytes one ``<url>`` of this source can take
+    (long URLs, many images or alternates): its pages then hold at most
+    ``(52,428,800 - overhead) // max_entry_bytes`` entries, so no page can pass 50 MiB
+    whatever the entries carry, and an entry over the bound is an error, never
+    dropped. Without it the writer still refuses to pass 50 MiB in a page (a typed
+    error), which a site of ordinary URLs (under ~1 KiB each) never meets.
+    """
+
+    page_size: int | None = None
+    max_entry_bytes: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.page_size is not None and (
+            isinstance(self.page_size, bool)
+            or not isinstance(self.page_size, int)
+            or not 1 <= self.page_size <= MAX_URLS_PER_SITEMAP
+        ):
+            raise ConfigurationError(
+                f"page_size {self.page_size!r} must be between 1 and {MAX_URLS_PER_SITEMAP}"
+            )
+        if self.max_entry_bytes is not None and (
+            isinstance(self.max_entry_bytes, bool)
+            or not isinstance(self.max_entry_bytes, int)
+            or not MIN_ENTRY_BYTES <= self.max_entry_bytes <= MAX_SITEMAP_BYTES // 2
+        ):
+            raise ConfigurationError(
+                f"max_entry_bytes {self.max_entry_bytes!r} must be between {MIN_ENTRY_BYTES}"
+                f" and {MAX_SITEMAP_BYTES // 2}"
+            )
+
+
+#: The smallest ``<url>`` element the writer can produce (a 12-character loc).
+MIN_ENTRY_BYTES = len("<url><loc>http://a.bc/</loc></url>\n")
 
 
 def check_name(name: str) -> str:
@@ -90,12 +132,14 @@ class UrlSource:
         *,
         fingerprint: RangeFact | None = None,
         newest: RangeFact | None = None,
+        limits: Limits | None = None,
     ) -> None:
         self.name = name
         self._count = count
         self._entries = entries
         self._fingerprint = fingerprint
         self._newest = newest
+        self.limits = limits or Limits()
 
     @classmethod
     def from_object(
@@ -106,6 +150,8 @@ class UrlSource:
         *,
         fingerprint: Callable[..., Any] | None = None,
         newest: Callable[..., Any] | None = None,
+        page_size: int | None = None,
+        max_entry_bytes: int | None = None,
     ) -> UrlSource:
         """Adapt a sliceable object or a callable returning an iterable.
 
@@ -119,9 +165,10 @@ class UrlSource:
         check_name(name)
         if count is not None and not callable(count):
             raise ConfigurationError(f"count= of source {name!r} must be a callable")
-        facts = {
+        facts: dict[str, Any] = {
             "fingerprint": range_fact(name, "fingerprint", fingerprint, obj),
             "newest": range_fact(name, "newest", newest, obj),
+            "limits": Limits(page_size, max_entry_bytes),
         }
         if isinstance(obj, Sliceable) and not isinstance(obj, str | bytes):
             sliceable = obj
@@ -161,7 +208,9 @@ class UrlSource:
     def fingerprint(self, start: int, stop: int) -> object | None:
         """A cheap value that changes whenever the entries in ``[start, stop)`` change.
 
-        For example the newest ``updated_at`` and the count of a table, from one query.
+        Best: a version number that triggers bump on every insert, update and delete
+        (exact, and one tiny query). ``MAX(updated_at)`` with ``COUNT(*)`` is enough only
+        while edits always move ``updated_at`` forward and rows are not replaced.
         It becomes part of the ETag and of the cache key, so validators and cached
         pages cost no rendering. None: the source has none (documents are then
         rendered to compute their validators, and never cached).

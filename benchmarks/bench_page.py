@@ -1,20 +1,26 @@
-"""Benchmark: one 50,000-URL sitemap page served by the Flask extension.
+"""Benchmark: one 50,000-URL sitemap page served by the Flask extension and ASGI.
 
 Compares, in one process and on the same raw data,
 
 * a **reference**: plain Python (f-strings, ``"".join``, chained ``str.replace``,
   ``datetime.isoformat``, ``.encode()``) that renders the whole ``<urlset>`` at once;
-* the **library**: a Flask app with ``Sitemapper`` whose source builds a validated
-  ``Entry`` per URL on every request, fetched by calling the WSGI app directly and
-  draining the streamed body.
+* the **library**'s full-render streaming path: a Flask app with ``Sitemapper`` (and
+  the ASGI middleware) whose source builds a validated ``Entry`` per URL on every
+  request and has a ``fingerprint``, with the page cache off and no Accept-Encoding
+  (identity), fetched by calling the WSGI / ASGI app directly and draining the body;
+* the same without ``count=`` (the source walked twice), and a source **without a
+  fingerprint**, which the library renders into a spool before the first byte to
+  learn its ETag.
 
 Each repeat runs every contender once, in turn, after one warm-up. Reported: median
-wall time of each and the ratio library / reference (plus the ratio of the fastest runs
-and of median CPU times, which show how much a busy machine moved it), peak traced
-memory of each (separate tracemalloc runs, never timed), the library's time to first
-byte, its chunk count and mean chunk size, and the library's stages timed in isolation.
-``--profile`` adds a cProfile of one library request (top 25 by tottime) and the share
-of the profiled time spent in each stage.
+wall time of each and its ratio to the reference (plus, for the Flask streamed path,
+the ratio of the fastest runs and of median CPU times, which show how much a busy
+machine moved it), each library contender's time to first byte and peak traced
+memory (separate tracemalloc runs, never timed), and the library's stages timed in
+isolation. Every library answer is checked first: 200, no Content-Encoding, an ETag,
+no Content-Length when streamed (one when spooled), the reference's bytes.
+``--profile`` adds a cProfile of one library request (top 25 by tottime) and the
+share of the profiled time spent in each stage.
 
 Run from the repository root::
 
@@ -27,6 +33,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import functools
 import gc
 import io
 import json
@@ -34,15 +41,26 @@ import os
 import platform
 import pstats
 import statistics
+import subprocess
 import sys
+import threading
 import time
 import tracemalloc
 import xml.etree.ElementTree as ET
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, MutableMapping
-from dataclasses import asdict, dataclass
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Coroutine,
+    Iterable,
+    Iterator,
+    Mapping,
+    MutableMapping,
+)
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -62,6 +80,7 @@ from sitemap_core import (
     respond,
 )
 from sitemap_core.aio import AsyncUrlSource
+from sitemap_core.cache import PageCache
 from sitemap_core.limits import MAX_URLS_PER_SITEMAP
 from sitemap_core.render import encode_all
 
@@ -71,6 +90,11 @@ SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 CHANGEFREQS = ("always", "hourly", "daily", "weekly", "monthly", "yearly", "never")
 #: A non-UTC offset with minutes, so ``isoformat`` writes ``+05:30``.
 TZ = timezone(timedelta(hours=5, minutes=30))
+
+T = TypeVar("T")
+
+#: The library's packages (for the version note of the results).
+LIBRARY_DIRS = ("sitemap_core", "flask_sitemapper", "asgi_sitemap")
 
 #: One URL's raw data: location, aware lastmod, changefreq word, priority.
 Raw = tuple[str, datetime, str, float]
@@ -120,46 +144,85 @@ def render_reference(raw: list[Raw]) -> bytes:
     return (head + body + "</urlset>\n").encode()
 
 
-# Library: Flask app, Sitemapper, WSGI call -------------------------------------------
+# Library: the source, a Flask app with Sitemapper, the WSGI call --------------------
 
 
-def make_app(raw: list[Raw], *, with_count: bool = True) -> Flask:
-    """A Flask app whose one source validates every raw tuple into an Entry per request.
-
-    ``with_count`` passes ``count=len(raw)``, the documented way to make counting a
-    callable source cheap; without it the library walks the source once to count it
-    and again to serve the page, so every entry is validated twice.
-    """
-    app = Flask("bench_page")
-    app.config["SITEMAP_BASE_URL"] = BASE_URL
-    app.config["SITEMAP_PAGE_SIZE"] = MAX_URLS_PER_SITEMAP
-    sitemapper = Sitemapper(app)
-
-    def posts() -> Iterator[Entry]:
-        return _entries(raw)
-
-    def count() -> int:
-        return len(raw)
-
-    sitemapper.add_source("posts", posts, count=count if with_count else None)
-    return app
-
-
-def _entries(raw: list[Raw]) -> Iterator[Entry]:
+def iter_entries(raw: list[Raw]) -> Iterator[Entry]:
     """What a user's source does: one validated Entry per row, built lazily."""
     for loc, lastmod, changefreq, priority in raw:
         yield Entry(loc, lastmod=lastmod, changefreq=changefreq, priority=priority)
 
 
-def make_environ() -> dict[str, Any]:
+class Posts:
+    """The benchmark's source: a callable returning a generator of validated entries.
+
+    It has no ``fingerprint``, so the library renders a page into a spool before the
+    first byte to learn its ETag. ``reads`` counts the calls, i.e. how many times the
+    library started reading the rows (a cached page or a 304 must leave it alone).
+    """
+
+    def __init__(self, raw: list[Raw]) -> None:
+        self.raw = raw
+        self.reads = 0
+
+    def __call__(self) -> Iterator[Entry]:
+        self.reads += 1
+        return iter_entries(self.raw)
+
+    def count(self) -> int:
+        """What ``count=`` is given: cheap, as a ``COUNT(*)`` would be."""
+        return len(self.raw)
+
+
+class FingerprintedPosts(Posts):
+    """The same source with a cheap ``fingerprint()``, so pages stream and can be cached.
+
+    Flask's ``add_source`` takes no ``fingerprint=``; the core uses a ``fingerprint``
+    method of the source object (as on the Flask example's sliceable ``PostPages``).
+    ``fingerprints`` counts its calls.
+    """
+
+    def __init__(self, raw: list[Raw], version: str = "v1") -> None:
+        super().__init__(raw)
+        self.version = version
+        self.fingerprints = 0
+
+    def fingerprint(self) -> str:
+        """Constant while the data is, as ``MAX(updated_at), COUNT(*)`` would be."""
+        self.fingerprints += 1
+        return self.version
+
+
+def make_app(source: Posts, *, with_count: bool = True, cache: PageCache | bool = False) -> Flask:
+    """A Flask app serving ``source``, which validates every raw row on every request.
+
+    ``with_count`` passes ``count=``, the documented way to make counting a callable
+    source cheap; without it the library walks the source once to count it and again
+    to serve the page, so every entry is validated twice. ``cache`` is
+    ``SITEMAP_CACHE``: False (the default here) so that every request renders;
+    gzip stays on, so a request without Accept-Encoding gets identity.
+    """
+    app = Flask("bench_page")
+    app.config["SITEMAP_BASE_URL"] = BASE_URL
+    app.config["SITEMAP_PAGE_SIZE"] = MAX_URLS_PER_SITEMAP
+    app.config["SITEMAP_CACHE"] = cache
+    sitemapper = Sitemapper(app)
+    sitemapper.add_source("posts", source, count=source.count if with_count else None)
+    return app
+
+
+def make_environ(headers: Mapping[str, str] | None = None) -> dict[str, Any]:
     """A fresh WSGI environ for ``GET https://example.com/sitemap-posts-1.xml``."""
-    environ: dict[str, Any] = EnvironBuilder(path=PAGE_PATH, base_url=BASE_URL).get_environ()
+    builder = EnvironBuilder(
+        path=PAGE_PATH, base_url=BASE_URL, headers=list((headers or {}).items())
+    )
+    environ: dict[str, Any] = builder.get_environ()
     return environ
 
 
 @dataclass
 class Fetch:
-    """One library request: timings (seconds) and what the body iterator gave."""
+    """One library request: timings (seconds), what the body gave, response headers."""
 
     total: float
     first_byte: float
@@ -167,41 +230,50 @@ class Fetch:
     chunks: int
     size: int
     status: str
+    headers: list[tuple[str, str]] = field(default_factory=list)
+
+    def header(self, name: str) -> str | None:
+        """The response header ``name`` (any case), or None."""
+        return next((v for k, v in self.headers if k.lower() == name.lower()), None)
 
 
-def fetch(app: Flask, sink: list[bytes] | None = None) -> Fetch:
-    """Call the WSGI app directly and drain its body; keep chunks only if ``sink``."""
-    environ = make_environ()
-    statuses: list[str] = []
+def fetch(
+    app: Flask, sink: list[bytes] | None = None, headers: Mapping[str, str] | None = None
+) -> Fetch:
+    """Call the WSGI app directly and drain its body; keep chunks only if ``sink``.
+
+    ``headers`` are request headers (none by default: identity coding, no validators).
+    The clocks start at the WSGI call, after the environ is built.
+    """
+    environ = make_environ(headers)
+    record = Fetch(0.0, 0.0, 0.0, 0, 0, "")
 
     def start_response(
         status: str, headers: list[tuple[str, str]], exc_info: Any = None
     ) -> Callable[[bytes], object]:
-        statuses.append(status)
+        record.status, record.headers = status, list(headers)
         return lambda data: None
 
-    chunks = size = 0
     cpu_started = time.process_time()
     started = time.perf_counter()
     body: Iterable[bytes] = app(environ, start_response)
-    first_byte = 0.0
     try:
         for chunk in body:
             if not chunk:
                 continue
-            if not chunks:
-                first_byte = time.perf_counter() - started
-            chunks += 1
-            size += len(chunk)
+            if not record.chunks:
+                record.first_byte = time.perf_counter() - started
+            record.chunks += 1
+            record.size += len(chunk)
             if sink is not None:
                 sink.append(chunk)
     finally:
         close = getattr(body, "close", None)
         if close is not None:
             close()
-    total = time.perf_counter() - started
-    cpu = time.process_time() - cpu_started
-    return Fetch(total, first_byte, cpu, chunks, size, statuses[0] if statuses else "")
+    record.total = time.perf_counter() - started
+    record.cpu = time.process_time() - cpu_started
+    return record
 
 
 # Library: the same page through the ASGI middleware ---------------------------------
@@ -212,32 +284,96 @@ async def _not_found(scope: MutableMapping[str, Any], receive: Any, send: Any) -
     await send({"type": "http.response.body", "body": b""})
 
 
-def make_asgi_app(raw: list[Raw], *, async_source: bool) -> asgi_sitemap.SitemapMiddleware:
-    """``asgi_sitemap.SitemapMiddleware`` with the same source, sync or async.
+def make_asgi_app(
+    source: Posts, *, async_source: bool = False, cache: PageCache | Literal[False] = False
+) -> asgi_sitemap.SitemapMiddleware:
+    """``asgi_sitemap.SitemapMiddleware`` serving ``source``, sync or async.
 
-    A sync source is pulled in a worker thread in batches; an async generator runs on
-    the event loop. Both pass ``count=``, as the Flask app does.
+    A sync source (``source`` itself) is pulled in a worker thread in batches, and its
+    ``fingerprint`` runs in a thread too, as a database query would. An async
+    generator over the same rows runs on the event loop, with an async fingerprint.
+    Both pass ``count=``, as the Flask app does; ``cache`` is the middleware's
+    ``cache=`` (False here unless given).
+    """
+    if not async_source:
+        adapted = AsyncUrlSource.from_object("posts", source, count=source.count)
+    else:
+
+        async def posts_async() -> AsyncIterator[Entry]:
+            source.reads += 1
+            for entry in iter_entries(source.raw):
+                yield entry
+
+        fingerprint: Callable[[], Awaitable[str]] | None = None
+        if isinstance(source, FingerprintedPosts):
+            fingerprinted = source
+
+            async def fingerprint() -> str:
+                return fingerprinted.fingerprint()
+
+        adapted = AsyncUrlSource.from_object(
+            "posts", posts_async, count=source.count, fingerprint=fingerprint
+        )
+    return asgi_sitemap.SitemapMiddleware(
+        _not_found, [adapted], base_url=BASE_URL, page_size=MAX_URLS_PER_SITEMAP, cache=cache
+    )
+
+
+class EventLoopThread:
+    """An event loop in its own thread around one long-lived root task, as in a server.
+
+    anyio stops its worker threads when the root task ends. Under ``asyncio.run`` or
+    ``asyncio.Runner.run`` that task is each call's, so every request would start a
+    new thread; under uvicorn the root task lives as long as the server and idle
+    workers are reused. Requests here are tasks beside a root task that lives until
+    :meth:`close`, so the thread pool behaves as under a server.
     """
 
-    async def posts_async() -> AsyncIterator[Entry]:
-        for entry in _entries(raw):
-            yield entry
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._stop: asyncio.Event | None = None
+        ready = threading.Event()
+        self._thread = threading.Thread(target=self._main, args=(ready,), daemon=True)
+        self._thread.start()
+        ready.wait()
 
-    def posts_sync() -> Iterator[Entry]:
-        return _entries(raw)
+    def _main(self, ready: threading.Event) -> None:
+        asyncio.set_event_loop(self.loop)
 
-    source = AsyncUrlSource.from_object(
-        "posts", posts_async if async_source else posts_sync, count=lambda: len(raw)
-    )
-    return asgi_sitemap.SitemapMiddleware(
-        _not_found, [source], base_url=BASE_URL, page_size=MAX_URLS_PER_SITEMAP
-    )
+        async def root() -> None:
+            self._stop = asyncio.Event()
+            ready.set()
+            await self._stop.wait()
+
+        self.loop.run_until_complete(root())
+
+    def run(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        """Run ``coroutine`` as a task on the loop; block until it is done."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result()
+
+    def close(self) -> None:
+        """End the root task (and so the worker threads), then the loop."""
+        stop = self._stop
+        if stop is not None:
+            self.loop.call_soon_threadsafe(stop.set)
+        self._thread.join()
+        self.loop.close()
 
 
 def fetch_asgi(
-    loop: asyncio.Runner, app: asgi_sitemap.SitemapMiddleware, sink: list[bytes] | None = None
+    loop: EventLoopThread,
+    app: asgi_sitemap.SitemapMiddleware,
+    sink: list[bytes] | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> Fetch:
-    """Call the ASGI app on ``loop`` and collect its body messages."""
+    """Call the ASGI app on ``loop`` (a task there) and collect its body messages.
+
+    ``headers`` are request headers besides ``Host``; the clocks start at the call.
+    """
+    raw_headers = [(b"host", b"example.com")]
+    raw_headers += [
+        (k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in (headers or {}).items()
+    ]
     scope = {
         "type": "http",
         "asgi": {"version": "3.0"},
@@ -248,7 +384,7 @@ def fetch_asgi(
         "raw_path": PAGE_PATH.encode(),
         "query_string": b"",
         "root_path": "",
-        "headers": [(b"host", b"example.com")],
+        "headers": raw_headers,
         "server": ("example.com", 443),
     }
     record = Fetch(0.0, 0.0, 0.0, 0, 0, "")
@@ -264,6 +400,10 @@ def fetch_asgi(
         async def send(message: MutableMapping[str, Any]) -> None:
             if message["type"] == "http.response.start":
                 record.status = str(message["status"])
+                record.headers = [
+                    (bytes(k).decode("latin-1"), bytes(v).decode("latin-1"))
+                    for k, v in message["headers"]
+                ]
             elif message.get("body"):
                 if not record.chunks:
                     record.first_byte = time.perf_counter() - started
@@ -317,25 +457,62 @@ def url_count(document: bytes) -> int:
 # Benchmark --------------------------------------------------------------------------
 
 
-def verify(raw: list[Raw], app: Flask) -> dict[str, Any]:
-    """Check both documents parse and hold the same URLs; fail loudly otherwise."""
-    reference = render_reference(raw)
-    sink: list[bytes] = []
-    result = fetch(app, sink)
-    library = b"".join(sink)
+#: The library's contenders: name -> label. Names with "spooled" have no fingerprint.
+LIBRARY = {
+    "library": "Flask, fingerprinted source, cache off (streamed)",
+    "library_no_count": "Flask, the same without count= (walked twice)",
+    "library_spooled": "Flask, source without fingerprint (spooled)",
+    "asgi_sync": "ASGI, fingerprinted sync source in a thread (streamed)",
+    "asgi_async": "ASGI, fingerprinted async generator source (streamed)",
+    "asgi_spooled": "ASGI, sync source without fingerprint (spooled)",
+}
+
+
+def check_response(name: str, result: Fetch, document: bytes, reference: bytes) -> bool:
+    """Check one library answer is the full page, as ``name`` claims it is served.
+
+    Always: 200, identity (no Content-Encoding), an ETag, as many ``<url>`` as the
+    reference. Streamed: no Content-Length (the length is unknown before the last
+    byte). Spooled: a Content-Length equal to the body. Returns byte-identity.
+    """
+    problems = []
     if not result.status.startswith("200"):
-        raise AssertionError(f"library answered {result.status!r}")
-    urls_reference, urls_library = url_count(reference), url_count(library)
-    if urls_reference != urls_library or urls_library != len(raw):
-        raise AssertionError(
-            f"<url> counts differ: reference {urls_reference}, library {urls_library}, "
-            f"raw {len(raw)}"
-        )
+        problems.append(f"status {result.status!r}")
+    if result.header("Content-Encoding") is not None:
+        problems.append(f"Content-Encoding {result.header('Content-Encoding')!r}")
+    if result.header("ETag") is None:
+        problems.append("no ETag")
+    length = result.header("Content-Length")
+    if "spooled" in name and length != str(len(document)):
+        problems.append(f"spooled but Content-Length {length!r}, body {len(document)}")
+    if "spooled" not in name and length is not None:
+        problems.append(f"meant to stream but Content-Length {length!r}")
+    if url_count(document) != url_count(reference):
+        problems.append(f"{url_count(document)} <url>, reference {url_count(reference)}")
+    if problems:
+        raise AssertionError(f"{name}: " + "; ".join(problems))
+    return document == reference
+
+
+def verify(raw: list[Raw], library: Mapping[str, Callable[[list[bytes]], Fetch]]) -> dict[str, Any]:
+    """Check every library document against the reference; fail loudly otherwise."""
+    reference = render_reference(raw)
+    if url_count(reference) != len(raw):
+        raise AssertionError(f"reference has {url_count(reference)} <url>, raw {len(raw)}")
+    identical: dict[str, bool] = {}
+    size = 0
+    for name, call in library.items():
+        sink: list[bytes] = []
+        result = call(sink)
+        document = b"".join(sink)
+        identical[name] = check_response(name, result, document, reference)
+        size = len(document)
     return {
-        "urls": urls_library,
+        "urls": len(raw),
         "reference_bytes": len(reference),
-        "library_bytes": len(library),
-        "byte_identical": reference == library,
+        "library_bytes": size,
+        "byte_identical": all(identical.values()),
+        "byte_identical_each": identical,
     }
 
 
@@ -360,13 +537,15 @@ def stages(raw: list[Raw]) -> dict[str, Callable[[], object]]:
     def render() -> None:
         encode_all(UrlsetEncoder(), entries)
 
-    site = Site([UrlSource.from_object("posts", lambda: _entries(raw), count=lambda: len(raw))])
+    # Fingerprinted and without a page cache, as the Flask contender: the streamed path.
+    posts = FingerprintedPosts(raw)
+    site = Site([UrlSource.from_object("posts", posts, count=posts.count)])
     base = BaseURL.parse(BASE_URL)
 
     def core() -> None:
         reply = respond(site, "GET", PAGE_PATH, lambda: base)
-        if reply is None or not isinstance(reply.body, Iterable):
-            raise AssertionError("the core did not serve the page")
+        if reply is None or not isinstance(reply.body, Iterator):
+            raise AssertionError("the core did not stream the page")
         for _ in reply.body:
             pass
 
@@ -442,40 +621,40 @@ def run(entries: int, repeat: int, *, with_breakdown: bool = True) -> dict[str, 
     speed (other processes, frequency scaling) hits all of them alike.
     """
     raw = build_raw(entries)
-    app = make_app(raw)
-    app_no_count = make_app(raw, with_count=False)
-    checks = verify(raw, app)
+    flask_apps = {
+        "library": make_app(FingerprintedPosts(raw)),
+        "library_no_count": make_app(FingerprintedPosts(raw), with_count=False),
+        "library_spooled": make_app(Posts(raw)),
+    }
+    asgi_apps = {
+        "asgi_sync": make_asgi_app(FingerprintedPosts(raw)),
+        "asgi_async": make_asgi_app(FingerprintedPosts(raw), async_source=True),
+        "asgi_spooled": make_asgi_app(Posts(raw)),
+    }
+    loop = EventLoopThread()
+    library: dict[str, Callable[[list[bytes] | None], Fetch]] = {}
+    for name, app in flask_apps.items():
+        library[name] = functools.partial(fetch, app)
+    for name, asgi in asgi_apps.items():
+        library[name] = functools.partial(fetch_asgi, loop, asgi)
+    checks = verify(raw, library)
 
     def reference() -> bytes:
         return render_reference(raw)
 
-    fetches: list[Fetch] = []
+    fetches: dict[str, list[Fetch]] = {name: [] for name in library}
 
-    def library() -> object:
-        fetches.append(fetch(app))
-        return None
+    def recorder(name: str) -> Callable[[], object]:
+        call = library[name]
+        return lambda: fetches[name].append(call(None))
 
-    loop = asyncio.Runner()
-    asgi_sync = make_asgi_app(raw, async_source=False)
-    asgi_async = make_asgi_app(raw, async_source=True)
-    asgi_fetches: dict[str, list[Fetch]] = {"asgi_sync": [], "asgi_async": []}
-    sink: list[bytes] = []
-    fetch_asgi(loop, asgi_sync, sink)
-    checks["asgi_byte_identical"] = b"".join(sink) == render_reference(raw)
-
-    contenders: dict[str, Callable[[], object]] = {
-        "reference": reference,
-        "library": library,
-        "library_no_count": lambda: fetch(app_no_count),
-        "asgi_sync": lambda: asgi_fetches["asgi_sync"].append(fetch_asgi(loop, asgi_sync)),
-        "asgi_async": lambda: asgi_fetches["asgi_async"].append(fetch_asgi(loop, asgi_async)),
-    }
+    contenders: dict[str, Callable[[], object]] = {"reference": reference}
+    contenders.update({name: recorder(name) for name in library})
     if with_breakdown:
         contenders.update(stages(raw))
     for func in contenders.values():  # warm-up: lazy set-up, caches
         func()
-    fetches.clear()
-    for done in asgi_fetches.values():
+    for done in fetches.values():
         done.clear()
     times: dict[str, list[float]] = {name: [] for name in contenders}
     cpu_times: dict[str, list[float]] = {name: [] for name in contenders}
@@ -484,17 +663,25 @@ def run(entries: int, repeat: int, *, with_breakdown: bool = True) -> dict[str, 
             wall, cpu = timed(func)
             times[name].append(wall)
             cpu_times[name].append(cpu)
-    # The library's own clocks start at the WSGI call, not before building the environ.
-    times["library"] = [f.total for f in fetches]
-    cpu_times["library"] = [f.cpu for f in fetches]
-    for name, done in asgi_fetches.items():
+    # The library's own clocks start at the WSGI / ASGI call, not before the environ.
+    for name, done in fetches.items():
         times[name] = [f.total for f in done]
+        cpu_times[name] = [f.cpu for f in done]
     median = {name: statistics.median(values) for name, values in times.items()}
     cpu_median = {name: statistics.median(values) for name, values in cpu_times.items()}
 
     reference_s, library_s = median["reference"], median["library"]
-    first_byte_s = statistics.median(f.first_byte for f in fetches)
-    last = fetches[-1]
+    each: dict[str, dict[str, float]] = {}
+    for name, done in fetches.items():
+        first_byte = statistics.median(f.first_byte for f in done)
+        each[name] = {
+            "median_s": median[name],
+            "ratio": median[name] / reference_s,
+            "first_byte_s": first_byte,
+            "first_byte_pct": 100 * first_byte / median[name],
+            "peak_bytes": peak_memory(contenders[name]),
+        }
+    last = fetches["library"][-1]
     results: dict[str, Any] = {
         "machine": machine(),
         "entries": entries,
@@ -508,30 +695,32 @@ def run(entries: int, repeat: int, *, with_breakdown: bool = True) -> dict[str, 
         "library_cpu_s": cpu_median["library"],
         "ratio_cpu": cpu_median["library"] / cpu_median["reference"],
         "library_no_count_s": median["library_no_count"],
+        "ratio_no_count": each["library_no_count"]["ratio"],
+        "library_spooled_s": median["library_spooled"],
+        "ratio_spooled": each["library_spooled"]["ratio"],
+        "spooled_first_byte_pct": each["library_spooled"]["first_byte_pct"],
         "asgi_sync_s": median["asgi_sync"],
-        "ratio_asgi_sync": median["asgi_sync"] / reference_s,
+        "ratio_asgi_sync": each["asgi_sync"]["ratio"],
         "asgi_async_s": median["asgi_async"],
-        "ratio_asgi_async": median["asgi_async"] / reference_s,
-        "asgi_first_byte_pct": 100
-        * statistics.median(f.first_byte for f in asgi_fetches["asgi_sync"])
-        / median["asgi_sync"],
-        "asgi_peak_bytes": peak_memory(lambda: fetch_asgi(loop, asgi_sync)),
-        "ratio_no_count": median["library_no_count"] / reference_s,
-        "first_byte_s": first_byte_s,
-        "first_byte_pct": 100 * first_byte_s / library_s,
+        "ratio_asgi_async": each["asgi_async"]["ratio"],
+        "asgi_first_byte_pct": each["asgi_sync"]["first_byte_pct"],
+        "asgi_peak_bytes": each["asgi_sync"]["peak_bytes"],
+        "first_byte_s": each["library"]["first_byte_s"],
+        "first_byte_pct": each["library"]["first_byte_pct"],
         "chunks": last.chunks,
         "mean_chunk_bytes": last.size / last.chunks,
         "reference_peak_bytes": peak_memory(reference),
-        "library_peak_bytes": peak_memory(lambda: fetch(app)),
+        "library_peak_bytes": each["library"]["peak_bytes"],
+        "library": each,
         "times_s": times,
         "cpu_times_s": cpu_times,
         "last_fetch": asdict(last),
     }
     if with_breakdown:
-        skipped = ("reference", "library", "library_no_count", "asgi_sync", "asgi_async")
-        names = [name for name in contenders if name not in skipped]
+        names = [name for name in contenders if name != "reference" and name not in library]
         results["breakdown_s"] = {name: median[name] for name in names}
         results["breakdown_pct"] = {name: 100 * median[name] / library_s for name in names}
+    loop.close()
     return results
 
 
@@ -543,17 +732,36 @@ def machine() -> dict[str, Any]:
         "python": platform.python_version(),
         "implementation": platform.python_implementation(),
         "cpu_count": os.cpu_count(),
+        "library": library_version(),
     }
+
+
+def library_version() -> str:
+    """The commit measured, with "+dirty" when the library's files differ from it."""
+    root = Path(__file__).resolve().parent.parent
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True
+        ).stdout.strip()
+        changed = subprocess.run(
+            ["git", "status", "--porcelain", "--", *LIBRARY_DIRS],
+            cwd=root,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    except OSError:
+        return "unknown"
+    return f"{commit or 'unknown'}{'+dirty' if changed else ''}"
 
 
 # Output -----------------------------------------------------------------------------
 
 
-def _ms(seconds: float) -> str:
+def ms(seconds: float) -> str:
     return f"{seconds * 1000:,.1f} ms"
 
 
-def _mib(size: float) -> str:
+def mib(size: float) -> str:
     return f"{size / 2**20:,.2f} MiB"
 
 
@@ -561,63 +769,46 @@ def table(results: dict[str, Any]) -> str:
     """The results as a Markdown table (plus the breakdown when present)."""
     checks = results["checks"]
     rows = [
-        ("Reference (plain Python, whole document)", _ms(results["reference_s"]), "1.00x"),
-        (
-            "Library (Flask + Sitemapper, WSGI, streamed)",
-            _ms(results["library_s"]),
-            f"{results['ratio']:.2f}x",
-        ),
-        (
-            "Library, source without count= (walked twice)",
-            _ms(results["library_no_count_s"]),
-            f"{results['ratio_no_count']:.2f}x",
-        ),
-        (
-            "Library (ASGI middleware, sync source in a thread)",
-            _ms(results["asgi_sync_s"]),
-            f"{results['ratio_asgi_sync']:.2f}x",
-        ),
-        (
-            "Library (ASGI middleware, async generator source)",
-            _ms(results["asgi_async_s"]),
-            f"{results['ratio_asgi_async']:.2f}x",
-        ),
+        f"| Reference (plain Python, whole document) | {ms(results['reference_s'])} | "
+        f"1.00x | - | {mib(results['reference_peak_bytes'])} |"
     ]
+    for name, label in LIBRARY.items():
+        row = results["library"][name]
+        rows.append(
+            f"| {label} | {ms(row['median_s'])} | {row['ratio']:.2f}x | "
+            f"{ms(row['first_byte_s'])} ({row['first_byte_pct']:.1f}%) | "
+            f"{mib(row['peak_bytes'])} |"
+        )
     lines = [
         f"{results['entries']:,} URLs, median of {results['repeat']} runs "
-        f"(document {checks['library_bytes']:,} bytes, "
+        f"(document {checks['library_bytes']:,} bytes, identity coding, "
         f"byte-identical to the reference: {checks['byte_identical']})",
         "",
-        "| Measure | Time | vs reference |",
-        "|---|---:|---:|",
-        *(f"| {name} | {time_} | {ratio} |" for name, time_, ratio in rows),
+        "| Contender | Time | vs reference | First byte (% of time) | Peak memory |",
+        "|---|---:|---:|---:|---:|",
+        *rows,
         "",
         "| Measure | Value |",
         "|---|---:|",
-        f"| Ratio of the fastest runs (library min / reference min) | "
+        f"| Ratio of the fastest runs (Flask streamed min / reference min) | "
         f"{results['ratio_of_minimums']:.2f}x |",
-        f"| Ratio of median CPU times (process_time; {_ms(results['library_cpu_s'])} / "
-        f"{_ms(results['reference_cpu_s'])}) | {results['ratio_cpu']:.2f}x |",
-        f"| Library time to first byte | {_ms(results['first_byte_s'])} "
-        f"({results['first_byte_pct']:.1f}% of full time) |",
-        f"| Library chunks / mean chunk size | {results['chunks']} / "
+        f"| Ratio of median CPU times (process_time; {ms(results['library_cpu_s'])} / "
+        f"{ms(results['reference_cpu_s'])}) | {results['ratio_cpu']:.2f}x |",
+        f"| Flask streamed: chunks / mean chunk size | {results['chunks']} / "
         f"{results['mean_chunk_bytes']:,.0f} bytes |",
-        f"| Peak memory, reference (tracemalloc) | {_mib(results['reference_peak_bytes'])} |",
-        f"| Peak memory, library (tracemalloc) | {_mib(results['library_peak_bytes'])} |",
-        f"| Peak memory, ASGI sync source (tracemalloc) | {_mib(results['asgi_peak_bytes'])} |",
-        f"| ASGI time to first byte (sync source) | {results['asgi_first_byte_pct']:.1f}% |",
     ]
     if "breakdown_s" in results:
         lines += [
             "",
-            "Library stages timed in isolation (no Flask, no profiler), share of the full time:",
+            "Library stages timed in isolation (no Flask, no profiler), share of the "
+            "Flask streamed time:",
             "",
             f"| Stage ({results['entries']:,} calls) | Time | % of library |",
             "|---|---:|---:|",
         ]
         for name, seconds in results["breakdown_s"].items():
             pct = results["breakdown_pct"][name]
-            lines.append(f"| {name} | {_ms(seconds)} | {pct:.0f}% |")
+            lines.append(f"| {name} | {ms(seconds)} | {pct:.0f}% |")
     return "\n".join(lines)
 
 
@@ -643,12 +834,13 @@ def main(argv: list[str] | None = None) -> int:
     info = results["machine"]
     print(
         f"Machine: {info['processor']}, {info['cpu_count']} CPUs, "
-        f"{info['implementation']} {info['python']}, {info['platform']}"
+        f"{info['implementation']} {info['python']}, {info['platform']}; "
+        f"library {info['library']}"
     )
     print()
     print(table(results))
     if args.profile:
-        text, shares = profile(make_app(build_raw(args.entries)))
+        text, shares = profile(make_app(FingerprintedPosts(build_raw(args.entries))))
         results["profile_top25"] = text
         results["profile_shares_pct"] = shares
         print()

@@ -186,12 +186,14 @@ def run_gunicorn(
     env: Mapping[str, str] | None = None,
     pythonpath: list[Path] | None = None,
     ready_path: str = "/robots.txt",
+    any_status: bool = False,
 ) -> Iterator[GunicornServer]:
     """Run ``gunicorn <app>`` from ``chdir`` on 127.0.0.1 until the block ends.
 
     The port is picked by the kernel (``--bind 127.0.0.1:0``, read back from gunicorn's
     "Listening at" line), so there is no window in which another process could take
-    it. The block starts once every worker is up and ``ready_path`` answers 200.
+    it. The block starts once every worker is up and ``ready_path`` answers 200 (any
+    HTTP answer with ``any_status``: for tests of apps that may answer errors).
     """
     refuse_example_database(chdir, env)
     log_path = _log_path(log_dir, "gunicorn", app)
@@ -220,13 +222,17 @@ def run_gunicorn(
     ]
     process = _spawn(command, PROJECT_ROOT, clean_env(env or {}, pythonpath or []), log_path)
     try:
-        yield _wait_for_gunicorn(process, log_path, workers, ready_path)
+        yield _wait_for_gunicorn(process, log_path, workers, ready_path, any_status)
     finally:
         stop_process(process)
 
 
 def _wait_for_gunicorn(
-    process: subprocess.Popen[bytes], log_path: Path, workers: int, ready_path: str
+    process: subprocess.Popen[bytes],
+    log_path: Path,
+    workers: int,
+    ready_path: str,
+    any_status: bool,
 ) -> GunicornServer:
     deadline = time.monotonic() + START_TIMEOUT
     server: GunicornServer | None = None
@@ -243,7 +249,7 @@ def _wait_for_gunicorn(
                 if match is not None:
                     server = GunicornServer(process, int(match.group(1)), log_path, workers)
             if server is not None and len(server.worker_pids()) == workers:
-                last_error = _probe(client, server, ready_path)
+                last_error = _probe(client, server, ready_path, any_status)
                 if not last_error:
                     return server
             time.sleep(0.1)
@@ -275,11 +281,13 @@ def run_uvicorn(
     env: Mapping[str, str] | None = None,
     pythonpath: list[Path] | None = None,
     ready_path: str = "/robots.txt",
+    any_status: bool = False,
 ) -> Iterator[UvicornServer]:
     """Run ``python -m uvicorn <app>`` from ``chdir`` on 127.0.0.1 until the block ends.
 
     uvicorn binds only after the app's lifespan start-up has finished, so the block
-    starts once ``ready_path`` answers 200: the examples' databases exist by then.
+    starts once ``ready_path`` answers 200 (any HTTP answer with ``any_status``): the
+    examples' databases exist by then.
     """
     refuse_example_database(chdir, env)
     for _attempt in range(PORT_ATTEMPTS):
@@ -305,7 +313,7 @@ def run_uvicorn(
         ]
         process = _spawn(command, Path(chdir), clean_env(env or {}, pythonpath or []), log_path)
         try:
-            server = _wait_for_uvicorn(process, port, log_path, ready_path)
+            server = _wait_for_uvicorn(process, port, log_path, ready_path, any_status)
             if server is None:
                 continue  # the port was taken between free_port() and uvicorn's bind
             yield server
@@ -316,7 +324,7 @@ def run_uvicorn(
 
 
 def _wait_for_uvicorn(
-    process: subprocess.Popen[bytes], port: int, log_path: Path, ready_path: str
+    process: subprocess.Popen[bytes], port: int, log_path: Path, ready_path: str, any_status: bool
 ) -> UvicornServer | None:
     deadline = time.monotonic() + START_TIMEOUT
     server = UvicornServer(process, port, log_path)
@@ -330,7 +338,7 @@ def _wait_for_uvicorn(
                     f"uvicorn exited with status {process.returncode} before answering;"
                     f" its output:\n{_tail(server.log())}"
                 )
-            last_error = _probe(client, server, ready_path)
+            last_error = _probe(client, server, ready_path, any_status)
             if not last_error:
                 return server
             time.sleep(0.1)
@@ -340,13 +348,15 @@ def _wait_for_uvicorn(
     )
 
 
-def _probe(client: httpx.Client, server: Server, path: str) -> str:
-    """'' when ``path`` answers 200, else what went wrong."""
+def _probe(client: httpx.Client, server: Server, path: str, any_status: bool = False) -> str:
+    """'' when ``path`` answers 200 (or anything, with ``any_status``), else what went wrong."""
     try:
         response = client.get(server.url(path))
     except httpx.HTTPError as exc:
         return repr(exc)
-    return "" if response.status_code == 200 else f"GET {path} -> {response.status_code}"
+    if any_status or response.status_code == 200:
+        return ""
+    return f"GET {path} -> {response.status_code}"
 
 
 def stop_process(process: subprocess.Popen[bytes]) -> None:

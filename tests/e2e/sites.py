@@ -88,6 +88,29 @@ class ExampleSite:
         return ("/robots.txt", "/sitemap.xml", *self.xml_pages, *self.text_pages)
 
     @property
+    def sized_documents(self) -> tuple[str, ...]:
+        """Documents fully known before they are sent, so always sent with Content-Length.
+
+        robots.txt, and the routes source's pages: that source has no fingerprint, so
+        its pages are rendered to a spool first (their ETag is a digest of the bytes).
+        """
+        return ("/robots.txt", "/sitemap-pages-1.xml", "/sitemap-pages-1.txt")
+
+    @property
+    def fingerprinted_documents(self) -> tuple[str, ...]:
+        """Documents whose ETag comes from the sources' fingerprints, not from rendering.
+
+        The index, and the item pages (their source has ``fingerprint``): streamed on a
+        cache miss, sent with Content-Length on a hit.
+        """
+        return tuple(p for p in self.documents if p not in self.sized_documents)
+
+    @property
+    def first_item_page(self) -> str:
+        """The first child sitemap of the items (50,000 entries, with Last-Modified)."""
+        return f"/sitemap-{self.item_source}-1.xml"
+
+    @property
     def big_pages(self) -> tuple[str, ...]:
         """The item pages (10,000 to 50,000 entries): these must be streamed."""
         return tuple(p for p in (*self.xml_pages, *self.text_pages) if self.item_source in p)
@@ -277,3 +300,10 @@ def per_site_document(paths: Callable[[ExampleSite], Iterable[str]]) -> list[Any
     return [
         pytest.param(site, path, id=f"{site.name}:{path}") for site in SITES for path in paths(site)
     ]
+
+
+def each(paths: Callable[[ExampleSite], Iterable[str]]) -> pytest.MarkDecorator:
+    """Parametrize a test over ``(example, path)`` for every site and its ``paths``."""
+    return pytest.mark.parametrize(
+        ("example", "path"), per_site_document(paths), indirect=["example"], scope="session"
+    )

@@ -2,7 +2,9 @@
 
 ``ultimate-sitemap-parser`` and Scrapy's sitemap utilities (see ``tests/crawlers.py``)
 must find exactly the pages each example publishes (its fixed pages and every row of
-its item table): no page missing, none extra, none twice.
+its item table): no page missing, none extra, none twice. Both ask for gzip (requests'
+and httpx's default Accept-Encoding), and the servers send it: the crawls read gzipped
+responses, as the crawlers in the wild do.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Callable
 
 import httpx
 import pytest
+import requests
 from crawlers import scrapy_page_urls, usp_page_urls
 
 from .sites import PAGE_SIZE, ServedExample
@@ -59,3 +62,17 @@ def test_listed_pages_exist(served: ServedExample, http: httpx.Client) -> None:
     for url in sample:
         assert http.get(url).status_code == 200, url
     assert http.get(served.item_url(ids[-1] + 1)).status_code == 404
+
+
+def test_crawlers_are_sent_gzip(served: ServedExample, http: httpx.Client) -> None:
+    # The crawls above find every URL; this shows they did so from gzipped responses:
+    # what each crawler's HTTP client asks for is answered with gzip.
+    asked = {
+        "usp (requests)": requests.Session().headers["Accept-Encoding"],
+        "scrapy adapter (httpx)": httpx.Client().headers["Accept-Encoding"],
+    }
+    for crawler, accept in asked.items():
+        assert isinstance(accept, str)
+        for path in ("/sitemap.xml", *served.site.xml_pages):
+            head = http.head(served.url(path), headers={"Accept-Encoding": accept})
+            assert head.headers.get("content-encoding") == "gzip", (crawler, accept, path)

@@ -7,6 +7,11 @@ lives until the connection is closed). A client that reads the first chunk of a
 counts return to what they were, nothing is logged as an error, and the site keeps
 serving complete pages.
 
+Pages are cached per worker once sent whole, and a cache hit touches no database, so
+every page a client leaves is named with a Host no request used before
+(``fresh_host``): each one is rendered from the database, as the server's answer shows
+(streamed, no Content-Length).
+
 A connection that is dropped rather than closed would not show in the thread counts
 (CPython collects it at once, and aiosqlite's ``__del__`` stops its thread), so the
 servers run with ``ResourceWarning`` shown (see ``ExampleSite.serve``) and the log
@@ -23,6 +28,7 @@ import httpx
 
 from .servers import HTTP_TIMEOUT, proc_children
 from .sites import ServedExample
+from .wire import fresh_host
 
 DISCONNECTS = 10
 SETTLE_SECONDS = 5.0
@@ -47,8 +53,12 @@ def test_clients_leaving_mid_page_leave_nothing_behind(served: ServedExample) ->
         client.get(served.url(page))  # warm-up: lazy imports, first connection
         before = _threads(pids)
         for _ in range(DISCONNECTS):
-            with client.stream("GET", served.url(page)) as response:
+            # Identity: 5 MB that cannot all sit in the socket buffers before the hang-up.
+            headers = {"Host": fresh_host(), "Accept-Encoding": "identity"}
+            with client.stream("GET", served.url(page), headers=headers) as response:
                 assert response.status_code == 200
+                # Rendered from the database, not sent from a worker's cache.
+                assert "content-length" not in response.headers, response.headers
                 next(response.iter_raw())  # one chunk, then hang up
         deadline = time.monotonic() + SETTLE_SECONDS
         while (after := _threads(pids)) != before and time.monotonic() < deadline:

@@ -2,8 +2,12 @@
 
 Checks the bytes on the wire, the same way for the Flask blog (gunicorn) and the
 Starlette and FastAPI examples (uvicorn): schema validity, Content-Type, streaming
-(chunked, no Content-Length), HEAD, methods, unknown pages, forged hosts, and the
-lastmod values against the database the server reads.
+(chunked, no Content-Length, on a cache miss), HEAD, methods, unknown pages, forged
+hosts, and the lastmod values against the database the server reads.
+
+The servers are shared by every e2e module and cache rendered pages per worker, so a
+GET here may be a cache hit (sent with Content-Length) as well as a miss (streamed).
+Tests that need a miss name the document with a Host no one used (``fresh_host``).
 """
 
 from __future__ import annotations
@@ -12,26 +16,21 @@ import random
 import socket
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
+from typing import Any
 
 import httpx
 import pytest
 from lxml import etree
 from xsd import validate
 
-from .sites import PAGE_SIZE, ExampleSite, ServedExample, per_site_document
+from .sites import PAGE_SIZE, SITES, ServedExample, each
+from .wire import fresh_host, get_raw
 
 NS = {"sm": "http://www.sitemaps.org/schemas/sitemap/0.9"}
 XML = "application/xml; charset=utf-8"
 TEXT = "text/plain; charset=utf-8"
 
 Fetch = Callable[[str], httpx.Response]
-
-
-def each(paths: Callable[[ExampleSite], tuple[str, ...]]) -> pytest.MarkDecorator:
-    """Parametrize a test over ``(example, path)`` for every site and its ``paths``."""
-    return pytest.mark.parametrize(
-        ("example", "path"), per_site_document(paths), indirect=["example"], scope="session"
-    )
 
 
 @pytest.fixture(scope="module")
@@ -106,37 +105,97 @@ def test_root_text_sitemap_is_404_when_an_index_is_needed(fetch: Fetch) -> None:
     assert fetch("/sitemap.txt").status_code == 404
 
 
-@each(lambda site: site.big_pages)
-def test_big_pages_are_streamed(fetch: Fetch, path: str) -> None:
-    response = fetch(path)
-    assert response.status_code == 200
-    assert response.http_version == "HTTP/1.1"
-    assert "content-length" not in response.headers
-    assert response.headers.get("transfer-encoding") == "chunked"
-    # Really a big document: the smallest, 10,000 articles as text, is ~380 kB.
-    assert len(response.content) > 300_000
+def _streamed_cases() -> list[Any]:
+    # Every big page as the document itself (identity), and the first item page gzipped
+    # too: gzip must stream as well (sync-flushed per chunk), not be gathered first.
+    cases: list[Any] = []
+    for site in SITES:
+        for path in site.big_pages:
+            cases.append(pytest.param(site, path, "identity", id=f"{site.name}:{path}"))
+        page = site.first_item_page
+        cases.append(pytest.param(site, page, "gzip", id=f"{site.name}:{page}:gzip"))
+    return cases
+
+
+@pytest.mark.parametrize(
+    ("example", "path", "coding"), _streamed_cases(), indirect=["example"], scope="session"
+)
+def test_big_pages_are_streamed(
+    served: ServedExample, http: httpx.Client, path: str, coding: str
+) -> None:
+    # A Host no request used yet: the page is in no worker's cache, so the first GET
+    # renders it, whatever the other tests fetched from this shared server before.
+    url, headers = served.url(path), {"Host": fresh_host(), "Accept-Encoding": coding}
+    first = get_raw(http, url, headers)
+    assert first.status == 200
+    assert first.http_version == "HTTP/1.1"
+    assert first.streamed, first.headers
+    assert first.headers.get("content-encoding") == (None if coding == "identity" else "gzip")
+    # Really a big document: the smallest, 10,000 articles as text, is ~380 kB (gzipped,
+    # 50,000 articles, ~330 kB).
+    assert len(first.body) > 300_000
+
+    # The miss stored the page: the same request is then a cache hit, sent whole with its
+    # length, byte for byte what was streamed. Each worker has its own cache, so a request
+    # may first land on a worker that has not rendered it yet (one more miss each).
+    for _ in range(served.site.workers + 1):
+        again = get_raw(http, url, headers)
+        assert again.status == 200
+        if not again.streamed:
+            break
+    assert again.sized, again.headers
+    assert again.body == first.body
+    assert again.headers["etag"] == first.headers["etag"]
 
 
 # HEAD ----------------------------------------------------------------------------------
 
+#: What describes the representation: HEAD must say exactly what GET says.
+REPRESENTATION = (
+    "content-type",
+    "content-encoding",
+    "etag",
+    "last-modified",
+    "cache-control",
+    "vary",
+)
 # Framing and per-response headers legitimately differ between HEAD and GET: gunicorn
-# sends no chunked framing when there is no body to frame.
-_VOLATILE = {"date", "transfer-encoding"}
+# sends no chunked framing when there is no body to frame. Content-Length is checked
+# on its own below.
+_VOLATILE = {"date", "transfer-encoding", "content-length"}
 
 
 @each(lambda site: site.documents)
 def test_head_has_the_get_headers_and_no_body(
     fetch: Fetch, served: ServedExample, http: httpx.Client, path: str
 ) -> None:
-    get = fetch(path)
+    get = fetch(path)  # httpx asks for gzip: both requests negotiate the same coding
     head = http.head(served.url(path))
     assert head.status_code == get.status_code == 200
     assert head.content == b""
+    for name in REPRESENTATION:
+        assert head.headers.get(name) == get.headers.get(name), name
+    assert "etag" in head.headers
 
     def comparable(response: httpx.Response) -> dict[str, str]:
         return {k: v for k, v in response.headers.items() if k.lower() not in _VOLATILE}
 
     assert comparable(head) == comparable(get)
+
+    sent = str(get.num_bytes_downloaded)  # the body as sent, still gzipped
+    if path in served.site.sized_documents:
+        # Fully known before sending: both carry the length of what GET sends.
+        assert head.headers.get("content-length") == get.headers.get("content-length") == sent
+    else:
+        # Known by fingerprint: HEAD is answered from the validators without rendering
+        # (or reading the cache), so it has no length to give (RFC 9110 9.3.2 lets it
+        # omit a field only known while generating the content). GET either streamed
+        # (a miss) or came from the worker's cache with its length (a hit).
+        assert "content-length" not in head.headers
+        if "content-length" in get.headers:
+            assert get.headers["content-length"] == sent
+        else:
+            assert get.headers.get("transfer-encoding") == "chunked"
 
 
 # Methods and unknown paths ---------------------------------------------------------------
@@ -224,7 +283,8 @@ def test_other_ways_of_naming_a_host_do_not_leak(served: ServedExample, http: ht
             response = http.get(served.url(path), headers={header: value})
             assert response.status_code == 200, (header, path)
             assert EVIL not in response.text, (header, path)
-    # And the forged requests changed nothing for the next honest client (no caching).
+    # And the forged requests changed nothing for the next honest client: the page cache
+    # keys documents on the trusted base URL, so nothing forged can be planted in it.
     index = http.get(served.url("/sitemap.xml"))
     assert EVIL not in index.text
     assert _locs(index.content)[0] == served.url("/sitemap-pages-1.xml")

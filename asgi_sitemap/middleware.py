@@ -37,6 +37,9 @@ __all__ = ["SitemapMiddleware"]
 
 logger = logging.getLogger("asgi_sitemap")
 
+#: Worker threads the sitemap may use at once (its own pool, apart from the app's).
+SITEMAP_THREADS = 8
+
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
@@ -92,6 +95,7 @@ class SitemapMiddleware:
         self.base_policy = BasePolicy.create(base_url, allowed_hosts)
         self.robots = robots
         self.router = router
+        self._limiter: anyio.CapacityLimiter | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer sitemap paths; pass everything else to the wrapped app."""
@@ -141,16 +145,21 @@ class SitemapMiddleware:
 
         try:
             async with anyio.create_task_group() as task_group:
-                runner = ThreadRunner(task_group)
+                runner = ThreadRunner(task_group, self._thread_limiter())
                 try:
-                    reply = await respond_async(
-                        self.site, method, path, base_url, runner, _asgi_headers(scope)
-                    )
-                except Exception:
-                    logger.exception("sitemap %s failed before the response started", path)
-                    reply = plain_text(500, "Internal Server Error\n")
-                assert reply is not None  # match() said the path is the site's
-                await _send_reply(reply, receive, send, task_group)
+                    try:
+                        reply = await respond_async(
+                            self.site, method, path, base_url, runner, _asgi_headers(scope)
+                        )
+                    except Exception:
+                        logger.exception("sitemap %s failed before the response started", path)
+                        reply = plain_text(500, "Internal Server Error\n", method == "HEAD")
+                    assert reply is not None  # match() said the path is the site's
+                    await _send_reply(reply, receive, send, task_group)
+                finally:
+                    # Whatever happened, no worker thread may stay parked on a stream
+                    # nobody reads: the task group would wait for it forever.
+                    runner.close()
         except BaseExceptionGroup as group:
             # The task group wraps a source's error mid-stream; the server should see
             # (and log) the error itself when it cuts the transfer.
@@ -161,12 +170,36 @@ class SitemapMiddleware:
             for token in tokens:
                 _current.reset(token)
 
+    def _thread_limiter(self) -> anyio.CapacityLimiter:
+        # The sitemap's own thread pool: slow crawlers holding threads for a streamed
+        # sync page must not use up the app's default pool (run_in_threadpool etc.).
+        # Made on first use, inside the event loop that will use it.
+        if self._limiter is None:
+            self._limiter = anyio.CapacityLimiter(SITEMAP_THREADS)
+        return self._limiter
+
     async def _robots(self, scope: Scope, receive: Receive, send: Send) -> None:
         head = scope["method"] == "HEAD"
         captured = _Captured()
         # Asked with GET even for HEAD: an app answers HEAD without a body, and the body
         # is what the Sitemap line is merged into (and what the length must describe).
-        await self.app({**scope, "method": "GET"}, receive, captured.send)
+        # Without Accept-Encoding or Range, and without the server's file-sending
+        # extensions, so that the body comes back whole, plain, in body messages.
+        headers = [
+            (k, v)
+            for k, v in scope.get("headers", ())
+            if k.lower() not in (b"accept-encoding", b"range")
+        ]
+        extensions = {
+            k: v
+            for k, v in (scope.get("extensions") or {}).items()
+            if k not in ("http.response.pathsend", "http.response.zerocopysend")
+        }
+        sub_scope = {**scope, "method": "GET", "headers": headers, "extensions": extensions}
+        await self.app(sub_scope, receive, captured.send)
+        if not captured.understood:
+            await captured.replay(send, head)
+            return
         reply = answer_robots(
             captured.status,
             captured.headers,
@@ -224,13 +257,18 @@ async def _send_reply(reply: Reply, receive: Receive, send: Send, task_group: An
     if isinstance(body, list | tuple):
         await _send_small(reply, send)
         return
-    await _send_start(reply, send)
     if isinstance(body, Iterable):
         # A spooled document: sent as it is read, never joined in memory.
-        for chunk in body:
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            await anyio.lowlevel.checkpoint()
-        await send({"type": "http.response.body", "body": b""})
+        try:
+            await _send_start(reply, send)
+            for chunk in body:
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                await anyio.lowlevel.checkpoint()
+            await send({"type": "http.response.body", "body": b""})
+        finally:
+            close = getattr(body, "close", None)
+            if close is not None:
+                close()
         return
 
     async def watch_disconnect() -> None:
@@ -244,6 +282,7 @@ async def _send_reply(reply: Reply, receive: Receive, send: Send, task_group: An
 
     task_group.start_soon(watch_disconnect)
     try:
+        await _send_start(reply, send)
         async for chunk in body:
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
             # A server's send() need not yield, nor an async source that never awaits:
@@ -267,18 +306,25 @@ class _Captured:
     def __init__(self) -> None:
         self.status = 500
         self.headers: list[tuple[str, str]] = []
-        self.raw_headers: list[tuple[bytes, bytes]] = []
         self.body: list[bytes] = []
+        self.messages: list[Message] = []
+        #: False once the app sent something other than start + body messages: its
+        #: answer is then passed on exactly as sent, never merged.
+        self.understood = True
 
     async def send(self, message: Message) -> None:
+        self.messages.append(message)
         if message["type"] == "http.response.start":
             self.status = int(message["status"])
-            self.raw_headers = [(bytes(k), bytes(v)) for k, v in message.get("headers", ())]
-            self.headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in self.raw_headers]
+            raw = [(bytes(k), bytes(v)) for k, v in message.get("headers", ())]
+            self.headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in raw]
         elif message["type"] == "http.response.body":
             self.body.append(bytes(message.get("body", b"")))
+        else:
+            self.understood = False
 
     async def replay(self, send: Send, head: bool) -> None:
-        start = {"type": "http.response.start", "status": self.status, "headers": self.raw_headers}
-        await send(start)
-        await send({"type": "http.response.body", "body": b"" if head else b"".join(self.body)})
+        for message in self.messages:
+            if head and message["type"] == "http.response.body":
+                message = {**message, "body": b""}
+            await send(message)

@@ -33,12 +33,27 @@ class ThreadRunner:
     stays flat) and the event loop only ever waits, never runs source code.
     """
 
-    def __init__(self, task_group: TaskGroup) -> None:
+    def __init__(self, task_group: TaskGroup, limiter: anyio.CapacityLimiter | None = None) -> None:
         self._task_group = task_group
+        self._limiter = limiter
+        self._open: list[
+            tuple[MemoryObjectReceiveStream[list[Entry] | _Failure], threading.Event]
+        ] = []
 
     async def run_sync(self, func: Callable[[], T]) -> T:
         """Await ``func()`` run in a worker thread."""
-        return await anyio.to_thread.run_sync(func)
+        return await anyio.to_thread.run_sync(func, limiter=self._limiter)
+
+    def close(self) -> None:
+        """Stop every pulling thread of this request (their streams are closed).
+
+        A thread parked handing over a batch then gets a closed stream and ends, so
+        the request's task group can finish whatever way the response ended.
+        """
+        for receive, stopped in self._open:
+            stopped.set()
+            receive.close()
+        self._open.clear()
 
     def pull_sync(
         self, make_batches: Callable[[], Iterator[list[Entry]]]
@@ -46,7 +61,8 @@ class ThreadRunner:
         """Iterate ``make_batches()`` in one worker thread, as an async iterator."""
         send, receive = anyio.create_memory_object_stream[list[Entry] | _Failure](1)
         stopped = threading.Event()
-        self._task_group.start_soon(_produce, make_batches, send, stopped)
+        self._open.append((receive, stopped))
+        self._task_group.start_soon(_produce, make_batches, send, stopped, self._limiter)
         return _consume(receive, stopped)
 
 
@@ -54,9 +70,10 @@ async def _produce(
     make_batches: Callable[[], Iterator[list[Entry]]],
     send: MemoryObjectSendStream[list[Entry] | _Failure],
     stopped: threading.Event,
+    limiter: anyio.CapacityLimiter | None,
 ) -> None:
     async with send:
-        await anyio.to_thread.run_sync(_pull_all, make_batches, send, stopped)
+        await anyio.to_thread.run_sync(_pull_all, make_batches, send, stopped, limiter=limiter)
 
 
 def _pull_all(

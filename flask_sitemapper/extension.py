@@ -34,6 +34,7 @@ Configuration (``app.config``), with defaults:
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -87,6 +88,7 @@ class Sitemapper:
         self._specs: dict[str, list[RouteSpec]] = {}
         self._sources: dict[str, UrlSource] = {}
         self._apps: list[Flask] = []
+        self._lock = threading.Lock()
         # Set once a sitemap was built: sources registered later would be ignored by
         # the apps already serving, so registering then is refused.
         self._frozen = False
@@ -229,6 +231,13 @@ class Sitemapper:
 
     def _site(self, app: Flask) -> Site[UrlSource]:
         state: _AppState = app.extensions[_EXTENSION_KEY]
+        if state.site is not None:
+            return state.site
+        # Two first requests in two threads must not build two sites (two caches).
+        with self._lock:
+            return self._build_site(app, state)
+
+    def _build_site(self, app: Flask, state: _AppState) -> Site[UrlSource]:
         if state.site is None:
             self._frozen = True
             route_sources = [

@@ -95,7 +95,7 @@ class SitemapMiddleware:
             )
         except Exception:
             logger.exception("sitemap %s failed before the response started", path)
-            reply = plain_text(500, "Internal Server Error\n")
+            reply = plain_text(500, "Internal Server Error\n", method == "HEAD")
         assert reply is not None  # match() said the path is the site's
         return _send(reply, start_response)
 
@@ -111,11 +111,19 @@ class SitemapMiddleware:
         captured = _Captured()
         # Asked with GET even for HEAD: an app answers HEAD without a body, and the body
         # is what the Sitemap line is merged into (and what the length must describe).
-        app_body = self.app({**environ, "REQUEST_METHOD": "GET"}, captured.start_response)
+        # Without Accept-Encoding or Range, so that the body comes back whole and plain.
+        sub_environ = {
+            k: v for k, v in environ.items() if k not in ("HTTP_ACCEPT_ENCODING", "HTTP_RANGE")
+        }
+        app_body = self.app({**sub_environ, "REQUEST_METHOD": "GET"}, captured.start_response)
         read: list[bytes] = []
+        if not captured.started:
+            # PEP 3333 lets an app call start_response at its first chunk: read first.
+            read.append(_read_all(app_body))
 
         def read_body() -> bytes:
-            read.append(_read_all(app_body))
+            if not read:
+                read.append(_read_all(app_body))
             return read[0]
 
         reply = answer_robots(
@@ -160,6 +168,7 @@ class _Captured:
         self.status = "500 Internal Server Error"
         self.headers: list[tuple[str, str]] = []
         self.exc_info: _ExcInfo | None = None
+        self.started = False
 
     def start_response(
         self,
@@ -169,6 +178,7 @@ class _Captured:
         /,
     ) -> Callable[[bytes], object]:
         self.status, self.headers, self.exc_info = status, headers, exc_info
+        self.started = True
         return _refuse_write
 
     @property

@@ -127,7 +127,9 @@ class AsyncUrlSource:
             "newest": _async_fact(name, "newest", newest, obj),
             "limits": Limits(page_size, max_entry_bytes),
         }
-        if isinstance(obj, AsyncSliceable):
+        # The protocol checks names only: a sync count()/slice() (a SQLAlchemy Query)
+        # must not be awaited, so an async count is required here.
+        if isinstance(obj, AsyncSliceable) and inspect.iscoroutinefunction(obj.count):
             sliceable = obj
             return cls(
                 name,
@@ -366,8 +368,12 @@ async def respond_async(
         return ready
     if ready.validators is None:
         spool = Spool(ready.coding)
-        async for chunk in aiter_body(plan, runner, observe=spool.observe):
-            spool.write(chunk)
+        try:
+            async for chunk in aiter_body(plan, runner, observe=spool.observe):
+                spool.write(chunk)
+        except BaseException:
+            spool.file.close()  # the temporary file goes now, not with the traceback
+            raise
         return finish_spooled(ready, spool)
     cache, key = site.cache, ready.cache_key
     if cache is not None and key is not None:

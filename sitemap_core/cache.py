@@ -111,7 +111,9 @@ class RedisCache:
                 import redis
             except ImportError:  # pragma: no cover - depends on the install
                 raise ConfigurationError("RedisCache needs the redis package") from None
-            client = redis.Redis.from_url(url)
+            # Timeouts: a Redis that hangs must cost a request a second, not forever
+            # (a failing cache is then a miss, see cache_get).
+            client = redis.Redis.from_url(url, socket_timeout=1.0, socket_connect_timeout=1.0)
         self.client = client
         self.prefix = prefix
         self.ttl = ttl

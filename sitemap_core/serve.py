@@ -21,7 +21,7 @@ import hashlib
 import logging
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from tempfile import SpooledTemporaryFile
 from typing import IO, Generic, Literal
 
@@ -178,7 +178,11 @@ def answer_robots(
     ``read_body`` is called only when the body is needed.
     """
     content_type = next((v for k, v in headers if k.lower() == "content-type"), "")
-    if status != 404 and not is_mergeable(status, content_type):
+    coding = next((v for k, v in headers if k.lower() == "content-encoding"), "identity")
+    if status != 404 and (
+        not is_mergeable(status, content_type) or coding.strip().lower() != "identity"
+    ):
+        # A compressed (or otherwise coded) file cannot take a plain line appended.
         return None
     try:
         base = base_url()
@@ -287,7 +291,9 @@ def _document_headers(site: Site[S], pending: Pending[S], plan: Plan[S]) -> list
 def _newest_instant(values: Sequence[str | None]) -> datetime | None:
     if not values or any(value is None for value in values):
         return None
-    return max(lastmod_instant(value) for value in values if value is not None)
+    newest = max(lastmod_instant(value) for value in values if value is not None)
+    # A lastmod in the future must not become a future Last-Modified (RFC 9110 8.8.2.1).
+    return min(newest, datetime.now(UTC))
 
 
 def conclude(site: Site[S], pending: Pending[S], plan: Plan[S], facts: Facts) -> Reply | Ready[S]:
@@ -309,7 +315,7 @@ def conclude(site: Site[S], pending: Pending[S], plan: Plan[S], facts: Facts) ->
         plan,
         headers,
         validators,
-        None if validators is None or validators.etag is None else validators.etag.strip('"'),
+        None if validators is None else _cache_key(validators),
         pending.coding,
         pending.identity,
         pending.head,
@@ -319,6 +325,11 @@ def conclude(site: Site[S], pending: Pending[S], plan: Plan[S], facts: Facts) ->
         return ready
     answered = _answer_known(ready, validators, None)
     return ready if answered is None else answered
+
+
+def _cache_key(validators: Validators) -> str | None:
+    etag = validators.etag
+    return None if etag is None else etag.removeprefix("W/").strip('"')
 
 
 def _answer_known(ready: Ready[S], validators: Validators, length: int | None) -> Reply | None:
@@ -484,8 +495,12 @@ def respond(
         return ready
     if ready.validators is None:
         spool = Spool(ready.coding)
-        for chunk in iter_body(plan, observe=spool.observe):
-            spool.write(chunk)
+        try:
+            for chunk in iter_body(plan, observe=spool.observe):
+                spool.write(chunk)
+        except BaseException:
+            spool.file.close()  # the temporary file goes now, not with the traceback
+            raise
         return finish_spooled(ready, spool)
     cache, key = site.cache, ready.cache_key
     if cache is not None and key is not None:

@@ -52,8 +52,9 @@ class Validators:
 
 def _tag(digest: bytes, coding: str) -> str:
     text = base64.urlsafe_b64encode(digest[:18]).decode("ascii")
-    # The same content gzipped is another representation: another (strong) tag.
-    return f'"{text}-gz"' if coding == "gzip" else f'"{text}"'
+    # The same content gzipped is another representation: another tag, and a weak one,
+    # since gzip bytes may differ between zlib builds on different machines.
+    return f'W/"{text}-gz"' if coding == "gzip" else f'"{text}"'
 
 
 def fingerprint_etag(identity: str, fingerprints: Iterable[object], coding: str) -> str:

@@ -376,7 +376,8 @@ class Spool:
         if self._gzip is not None:
             self._put(self._gzip.close())
         self.file.seek(0)
-        return Validators(digest_etag(identity, self._hasher.digest(), coding), self.newest)
+        newest = None if self.newest is None else min(self.newest, datetime.now(UTC))
+        return Validators(digest_etag(identity, self._hasher.digest(), coding), newest)
 
     def chunks(self) -> Iterator[bytes]:
         """The stored bytes, in chunks, closing the file at the end."""

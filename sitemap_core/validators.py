@@ -13,6 +13,7 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
+from decimal import Decimal
 from email.utils import format_datetime, parsedate_to_datetime
 
 from .errors import ConfigurationError
@@ -79,6 +80,8 @@ def _stable(value: object) -> bytes:
         return f"n{value!r};".encode()
     if isinstance(value, int | float):
         return f"i{value!r};".encode()
+    if isinstance(value, Decimal):  # e.g. a SUM from PostgreSQL
+        return f"m{value};".encode()
     if isinstance(value, str):
         data = value.encode("utf-8", "surrogatepass")
         return b"s%d:" % len(data) + data

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import random
+import socket
 import threading
 import time
 from collections import OrderedDict
@@ -250,7 +251,7 @@ def test_default_cache_refuses_junk(setting: Any) -> None:
 def test_default_cache_maps_a_redis_url_to_a_redis_cache(
     redis_client: redis.Redis, redis_url: str
 ) -> None:
-    cache = default_cache(redis_url)  # type: ignore[arg-type]
+    cache = default_cache(redis_url)
     assert isinstance(cache, RedisCache)
     assert cache is not None
     cache.set("k", b"v")
@@ -348,6 +349,48 @@ def test_a_changed_fingerprint_misses_the_cache_and_serves_fresh_content() -> No
         site, "/sitemap-facts-1.xml", headers={**IDENTITY, "if-none-match": str(old.header("ETag"))}
     )
     assert stale.status == 200 and stale.body == new.body
+
+
+class BrokenCache(MemoryCache):
+    """A cache whose server is down: every call raises."""
+
+    def __init__(self, blocking: bool = False) -> None:
+        super().__init__()
+        self.blocking = blocking
+        self.calls = 0
+
+    def get(self, key: str) -> bytes | None:
+        self.calls += 1
+        raise ConnectionError("cache server down")
+
+    def set(self, key: str, value: bytes) -> None:
+        self.calls += 1
+        raise ConnectionError("cache server down")
+
+
+def test_a_failing_cache_is_a_miss_and_never_cuts_a_document(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    rows = FactRows(25)
+    cache = BrokenCache()
+    site = site_of(("facts", rows), cache=cache)
+    for _ in range(2):
+        got = fetch(site, "/sitemap-facts-2.xml")
+        assert got.status == 200
+        assert locs(got.body) == [url(i) for i in range(10, 20)]
+    assert cache.calls == 4  # a get and a set per request, both failing
+    assert len(rows.slices) == 2
+    assert any("cache" in r.getMessage() for r in caplog.records if r.levelname == "WARNING")
+
+
+def test_an_unreachable_redis_is_a_miss() -> None:
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    rows = FactRows(25)
+    site = site_of(("facts", rows), cache=RedisCache(url=f"redis://127.0.0.1:{port}/0"))
+    got = fetch(site, "/sitemap-facts-1.xml")
+    assert got.status == 200 and len(locs(got.body)) == 10
 
 
 def test_documents_of_sources_without_fingerprint_are_never_cached() -> None:
@@ -483,6 +526,19 @@ def test_the_async_path_serves_from_the_cache_and_calls_a_blocking_cache_via_run
         ("get", True),
         ("set", True),
     ]
+
+
+def test_the_async_path_survives_a_failing_cache() -> None:
+    rows = FactRows(25)
+    cache = BrokenCache(blocking=True)
+    site = Site([AsyncUrlSource.from_object("facts", rows)], page_size=10, cache=cache)
+
+    async def run() -> bytes:
+        _, _, body = await _afetch(site, "/sitemap-facts-2.xml", FlaggingRunner(), dict(IDENTITY))
+        return body
+
+    assert locs(asyncio.run(run())) == [url(i) for i in range(10, 20)]
+    assert cache.calls == 2
 
 
 def test_the_async_path_caches_nothing_for_a_cut_transfer() -> None:

@@ -5,13 +5,18 @@ built by one factory from the SAME source definitions and settings, so the check
 ``test_conformance.py`` are shared rather than copied. A factory has the signature::
 
     build_xxx_app(sources, page_size=50_000, *, base_url=None, allowed_hosts=None,
-                  robots=True, robots_rules=None, same_host_only=True, app_robots=None)
+                  robots=True, robots_rules=None, same_host_only=True, app_robots=None,
+                  cache=None, cache_control=None, gzip=None)
 
 * ``sources``: ``{name: obj}`` where ``obj`` is anything both fronts accept as a source
   (a list / sized sliceable, or a callable returning an iterable of URLs or entries);
 * ``base_url`` / ``allowed_hosts`` / ``robots`` / ``robots_rules`` / ``same_host_only``:
   the front's settings, translated to its own spelling (``SITEMAP_*`` config keys for
   Flask, keyword arguments for the middleware); ``None`` means "the front's default";
+* ``cache`` / ``cache_control`` / ``gzip``: the HTTP-caching settings (``SITEMAP_CACHE``,
+  ``SITEMAP_CACHE_CONTROL``, ``SITEMAP_GZIP`` for Flask; ``cache=``, ``cache_control=``,
+  ``gzip=`` for the middleware); ``cache`` is a page cache, ``False`` or a ``redis://``
+  URL, passed through as given;
 * ``app_robots``: the bytes of the robots.txt the wrapped application serves itself
   (``text/plain; charset=utf-8``), or ``None`` when the application has none (404).
 
@@ -55,7 +60,17 @@ from flask_sitemapper import SitemapMiddleware, Sitemapper
 BASE = "http://localhost"
 
 #: Settings every factory understands (see the module docstring).
-SETTINGS = ("base_url", "allowed_hosts", "robots", "robots_rules", "same_host_only", "app_robots")
+SETTINGS = (
+    "base_url",
+    "allowed_hosts",
+    "robots",
+    "robots_rules",
+    "same_host_only",
+    "app_robots",
+    "cache",
+    "cache_control",
+    "gzip",
+)
 
 
 # -- source definitions shared by every front ------------------------------------------
@@ -150,6 +165,9 @@ def build_flask_app(
     robots_rules: str | None = None,
     same_host_only: bool = True,
     app_robots: bytes | None = None,
+    cache: Any = None,
+    cache_control: str | None = None,
+    gzip: bool | None = None,
 ) -> Flask:
     """A Flask app with the ``Sitemapper`` extension serving ``sources``."""
     app = Flask("conformance_flask")
@@ -163,6 +181,12 @@ def build_flask_app(
     app.config["SITEMAP_SAME_HOST_ONLY"] = same_host_only
     if robots_rules is not None:
         app.config["SITEMAP_ROBOTS_RULES"] = robots_rules
+    if cache is not None:
+        app.config["SITEMAP_CACHE"] = cache
+    if cache_control is not None:
+        app.config["SITEMAP_CACHE_CONTROL"] = cache_control
+    if gzip is not None:
+        app.config["SITEMAP_GZIP"] = gzip
 
     @app.get("/")
     def hello() -> str:
@@ -191,6 +215,9 @@ def build_wsgi_app(
     robots_rules: str | None = None,
     same_host_only: bool = True,
     app_robots: bytes | None = None,
+    cache: Any = None,
+    cache_control: str | None = None,
+    gzip: bool | None = None,
 ) -> SitemapMiddleware:
     """``SitemapMiddleware`` serving ``sources`` in front of :func:`hello_wsgi_app`."""
     options: dict[str, Any] = {}
@@ -198,6 +225,12 @@ def build_wsgi_app(
         options["allowed_hosts"] = allowed_hosts
     if robots_rules is not None:
         options["robots_rules"] = robots_rules
+    if cache is not None:
+        options["cache"] = cache
+    if cache_control is not None:
+        options["cache_control"] = cache_control
+    if gzip is not None:
+        options["gzip"] = gzip
     return SitemapMiddleware(
         hello_wsgi_app(app_robots),
         dict(sources),
@@ -219,6 +252,9 @@ def build_asgi_app(
     robots_rules: str | None = None,
     same_host_only: bool = True,
     app_robots: bytes | None = None,
+    cache: Any = None,
+    cache_control: str | None = None,
+    gzip: bool | None = None,
 ) -> asgi_sitemap.SitemapMiddleware:
     """``asgi_sitemap.SitemapMiddleware`` serving ``sources`` before :func:`hello_asgi_app`."""
     options: dict[str, Any] = {}
@@ -226,6 +262,12 @@ def build_asgi_app(
         options["allowed_hosts"] = allowed_hosts
     if robots_rules is not None:
         options["robots_rules"] = robots_rules
+    if cache is not None:
+        options["cache"] = cache
+    if cache_control is not None:
+        options["cache_control"] = cache_control
+    if gzip is not None:
+        options["gzip"] = gzip
     return asgi_sitemap.SitemapMiddleware(
         hello_asgi_app(app_robots),
         dict(sources),

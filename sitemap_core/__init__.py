@@ -1,8 +1,9 @@
 """sitemap_core: the framework-free sitemap protocol.
 
 Validated entries, streaming writers, sources with range access, the site logic that
-maps a path to a document, and robots.txt. No web framework is imported here; the
-fronts (``flask_sitemapper``, ``asgi_sitemap``) translate requests to and from it.
+maps a path to a document, HTTP validators, conditional requests, gzip, page caches
+and robots.txt. No web framework is imported here; the fronts (``flask_sitemapper``,
+``asgi_sitemap``) translate requests to and from it.
 """
 
 from .cache import MemoryCache, PageCache, RedisCache
@@ -14,7 +15,7 @@ from .render import IndexEncoder, TextEncoder, UrlsetEncoder, escape
 from .robots import DEFAULT_RULES, merge_sitemap_lines, robots_txt
 from .serve import iter_body, respond
 from .site import Plan, Site, Target
-from .sources import Sliceable, UrlSource
+from .sources import Limits, Sliceable, UrlSource
 
 __all__ = [
     "DEFAULT_RULES",
@@ -25,6 +26,7 @@ __all__ = [
     "Entry",
     "IndexEncoder",
     "InvalidEntryError",
+    "Limits",
     "MemoryCache",
     "PageCache",
     "Plan",

@@ -1,0 +1,431 @@
+"""A ready-made sliceable source over an SQLite table (standard library only).
+
+:class:`SQLiteSource` is what ``PostPages`` in ``examples/flask_blog/app.py`` writes by
+hand: ``len()`` is one ``SELECT COUNT(*)``, ``source[start:stop]`` is one bounded query
+whose rows become entries lazily, and ``fingerprint`` / ``newest`` make ETags, 304s,
+the page cache and the index's ``<lastmod>`` values cheap::
+
+    import sqlite3
+    from contextlib import closing
+    from sitemap_core import Entry, UrlSource
+    from sitemap_core.sql import SQLiteSource, install_version_triggers
+
+    def connect() -> sqlite3.Connection:
+        return sqlite3.connect("file:blog.db?mode=ro", uri=True)
+
+    with closing(sqlite3.connect("blog.db")) as db:   # once, at deployment time
+        install_version_triggers(db, "posts", "posts_version")
+
+    posts = SQLiteSource(
+        connect, "posts", "id",
+        lambda row: Entry(f"https://blog.example.com/posts/{row['id']}",
+                          lastmod=row["updated_at"]),
+        columns=["id", "updated_at"], lastmod="updated_at",
+        version_table="posts_version",
+    )
+    source = UrlSource.from_object("posts", posts)
+
+Paging modes
+------------
+Rows are listed in ``ORDER BY key`` order; ``key`` must be unique and not NULL (the
+primary key is the natural choice), so that the order is total and every page is
+well defined.
+
+``mode="offset"`` reads page N with ``ORDER BY key LIMIT ? OFFSET ?``. The database
+steps over every row before the page, so the last page of a big table costs more than
+the first (in SQLite the skipped rows are not decoded, so the extra cost is modest;
+in client/server databases it is usually larger).
+
+``mode="seek"`` (the default, "keyset" paging) first finds the page's first key with
+``SELECT key ... ORDER BY key LIMIT 1 OFFSET ?``, then reads the rows with
+``WHERE key >= ? ORDER BY key LIMIT ?`` (both in one read snapshot): the row fetch is
+a range search on the key and never walks the skipped rows. The skip itself still
+happens, but only over the key: on a separate index on ``key`` it reads narrow index
+entries instead of rows. When ``key`` is SQLite's ``INTEGER PRIMARY KEY`` (the rowid)
+there is no narrower structure than the table itself, so the skip walks the table's
+pages and costs about what offset mode's skip costs (in SQLite, skipped rows are not
+decoded); ``benchmarks/bench_big.py`` measures both. A ``where`` filter the key's
+index does not cover makes the skip read rows again.
+
+With ``version_table`` the source also remembers, per version of the table, the
+count, each page's newest ``lastmod`` and (seek) each page's first key. The version
+is read first in every call, in the same snapshot as the facts it guards, so a
+remembered fact is used only while the table is exactly as it was when computed.
+Then the index and later pages skip nothing: the first key of page N+1 is found from
+page N's last key in O(log n) while the index computes page N's ``newest``. This
+needs the triggers of :func:`install_version_triggers` on every write path, and a
+``where`` that depends on the rows only (not on ``datetime('now')``, say, which
+changes without a write).
+
+Stability of page URLs
+----------------------
+Page N holds entries ``[(N-1)*size, N*size)`` of the key order. Rows appended with
+growing keys (an autoincrement id, a timestamp) land after every existing row, so
+earlier pages keep their entries and only the last page(s) change. A row inserted in
+the middle, or a row deleted, shifts every later page by one entry. Within one crawl
+of an unchanged table the pages partition the rows: none is skipped, none repeated.
+A change between two page fetches of the same crawl can skip or repeat an entry at a
+page boundary, as with any count-based paging; the next crawl sees it right.
+
+Fingerprints
+------------
+With ``version_table`` (see :func:`install_version_triggers`) the fingerprint is one
+number that triggers bump on every insert, update and delete: exact and O(1).
+Without it the fingerprint is ``(COUNT(*), MAX(key), MAX(lastmod))`` of the whole
+(filtered) set: cheap, but blind to an edit that leaves all three unchanged, i.e. an
+update that moves a ``lastmod`` back (or does not touch it), or a row deleted and
+another inserted below the maximum key. Such an edit keeps the old ETag and cached
+page until something else changes. Both are whole-table values, so any change
+renews every page's ETag; that is correct, only coarser than necessary.
+
+Identifiers and values
+----------------------
+``table``, ``key``, ``columns``, ``lastmod`` and ``version_table`` are interpolated
+into SQL, so they must match ``[A-Za-z_][A-Za-z0-9_]*`` (checked at construction;
+:class:`ConfigurationError` otherwise). ``where`` is a trusted SQL fragment written by
+the developer, never built from request data; its values go in ``where_params``.
+Offsets and limits are always bound as parameters.
+
+SQLAlchemy users
+----------------
+SQLAlchemy is not a dependency; the same two methods in SQLAlchemy Core (any
+database) look like this::
+
+    from sqlalchemy import func, select
+
+    class PostPages:
+        def __init__(self, engine, posts):          # posts: a Table
+            self.engine, self.posts = engine, posts
+
+        def __len__(self) -> int:
+            query = select(func.count()).select_from(self.posts)
+            with self.engine.connect() as conn:
+                return conn.execute(query).scalar_one()
+
+        def __getitem__(self, window: slice):
+            start, stop = window.start or 0, window.stop
+            id_ = self.posts.c.id
+            first = (select(id_).order_by(id_).offset(start).limit(1)
+                     .scalar_subquery())
+            query = (select(id_, self.posts.c.updated_at)
+                     .where(id_ >= first).order_by(id_).limit(stop - start))
+            with self.engine.connect() as conn:
+                rows = conn.execution_options(stream_results=True).execute(query)
+                for row in rows:
+                    yield Entry(f"https://blog.example.com/posts/{row.id}",
+                                lastmod=row.updated_at)
+
+(``mode="offset"`` is ``select(...).order_by(id_).offset(start).limit(stop - start)``.)
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import closing
+from typing import Any, Literal
+
+from .entries import Entry
+from .errors import ConfigurationError
+
+__all__ = ["IDENTIFIER", "SQLiteSource", "install_version_triggers"]
+
+#: What an interpolated SQL identifier may look like: no quotes, spaces or dots, so
+#: nothing a caller passes can change the statement's shape.
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+Mode = Literal["offset", "seek"]
+
+
+def _ident(kind: str, name: object) -> str:
+    """Return ``name`` double-quoted if it is a plain identifier, else raise.
+
+    Quoting on top of the check also lets columns named like keywords (``order``)
+    work; the check keeps the quotes from ever being closed by the name itself.
+    """
+    if not isinstance(name, str) or not IDENTIFIER.fullmatch(name):
+        raise ConfigurationError(
+            f"{kind} {name!r} is not a plain SQL identifier ([A-Za-z_][A-Za-z0-9_]*);"
+            " it is interpolated into SQL, so nothing else is accepted"
+        )
+    return f'"{name}"'
+
+
+def install_version_triggers(conn: sqlite3.Connection, table: str, version_table: str) -> None:
+    """Create ``version_table`` and triggers that bump it on every change of ``table``.
+
+    The version table holds one row, ``version INTEGER``, starting at 0; AFTER INSERT,
+    UPDATE and DELETE triggers on ``table`` add 1 to it. Reading it is then an exact
+    O(1) fingerprint for :class:`SQLiteSource` (``version_table=``). Idempotent: run it
+    again and nothing is duplicated. Commits.
+
+    Install it after a bulk load if the load should not pay one trigger per row.
+    """
+    source, version = _ident("table", table), _ident("version_table", version_table)
+    # Trigger names are derived from both tables, so two sources can version the same
+    # table in different version tables without clashing.
+    prefix = f"{table}_{version_table}"
+    conn.execute(f"CREATE TABLE IF NOT EXISTS {version} (version INTEGER NOT NULL)")
+    conn.execute(
+        f"INSERT INTO {version} (version) SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM {version})"
+    )
+    for event in ("INSERT", "UPDATE", "DELETE"):
+        trigger = _ident("trigger", f"{prefix}_{event.lower()}")
+        conn.execute(
+            f"CREATE TRIGGER IF NOT EXISTS {trigger} AFTER {event} ON {source}"
+            f" BEGIN UPDATE {version} SET version = version + 1; END"
+        )
+    conn.commit()
+
+
+class SQLiteSource:
+    """A table (or a filtered part of it) as a sliceable sitemap source.
+
+    ``connect`` opens a new connection per call (count, page, fingerprint, newest);
+    each is closed when its work is done, a page's when its generator finishes or is
+    closed (also when the client goes away midway). ``build`` turns one
+    :class:`sqlite3.Row` of ``columns`` into an :class:`Entry` or a URL string.
+    ``lastmod`` names the column whose maximum :meth:`newest` reports. ``where`` is a
+    trusted SQL filter (``where_params`` its values). See the module documentation
+    for ``mode`` and ``version_table``.
+    """
+
+    def __init__(
+        self,
+        connect: Callable[[], sqlite3.Connection],
+        table: str,
+        key: str,
+        build: Callable[[sqlite3.Row], Entry | str],
+        *,
+        columns: Sequence[str],
+        lastmod: str | None = None,
+        where: str | None = None,
+        where_params: Sequence[Any] = (),
+        mode: Mode = "seek",
+        version_table: str | None = None,
+    ) -> None:
+        if not callable(connect) or not callable(build):
+            raise ConfigurationError("connect and build must be callables")
+        if mode not in ("offset", "seek"):
+            raise ConfigurationError(f"mode {mode!r} must be 'offset' or 'seek'")
+        if isinstance(columns, str) or not columns:
+            raise ConfigurationError("columns must be a non-empty sequence of column names")
+        if where is not None and (not isinstance(where, str) or not where.strip()):
+            raise ConfigurationError("where must be a non-empty SQL condition or None")
+        self._connect = connect
+        self._build = build
+        self.mode: Mode = mode
+        self._params = tuple(where_params)
+        t, k = _ident("table", table), _ident("key", key)
+        selected = ", ".join(_ident("column", column) for column in columns)
+        lm = None if lastmod is None else _ident("lastmod", lastmod)
+        self._version_sql = (
+            None
+            if version_table is None
+            else f"SELECT version FROM {_ident('version_table', version_table)}"
+        )
+        #: Facts of one version of the table (only with ``version_table``).
+        self._facts: _Facts | None = None
+
+        # Every statement is built once here; only values are bound per call. ``where``
+        # is wrapped in parentheses so an OR inside it cannot escape the conjunction.
+        filtered = f"FROM {t}" + ("" if where is None else f" WHERE ({where})")
+        keyed = f"FROM {t} WHERE " + ("" if where is None else f"({where}) AND ")
+        self._count_sql = f"SELECT COUNT(*) {filtered}"
+        # Seek: the key of the row at an offset, skipping over the key alone (an
+        # index-only walk when the key has its own index), then a range search from it.
+        self._anchor_sql = f"SELECT {k} {filtered} ORDER BY {k} LIMIT 1 OFFSET ?"
+        self._after_sql = f"SELECT {k} {keyed}{k} > ? ORDER BY {k} LIMIT 1"
+        if mode == "seek":
+            self._rows_sql = f"SELECT {selected} {keyed}{k} >= ? ORDER BY {k} LIMIT ?"
+        else:
+            self._rows_sql = f"SELECT {selected} {filtered} ORDER BY {k} LIMIT ? OFFSET ?"
+        self._newest_sql: str | None = None
+        if lm is not None:
+            # MAX(key) comes along: it is the page's last key, from which the next
+            # page's first key is one O(log n) step (see newest()).
+            inner = (
+                f"SELECT {k}, {lm} {keyed}{k} >= ? ORDER BY {k} LIMIT ?"
+                if mode == "seek"
+                else f"SELECT {k}, {lm} {filtered} ORDER BY {k} LIMIT ? OFFSET ?"
+            )
+            self._newest_sql = f"SELECT MAX({lm}), MAX({k}) FROM ({inner})"
+        # Three scalar subqueries rather than one SELECT of three aggregates: SQLite
+        # answers a lone MAX() from an index in O(log n), which it cannot do for a MAX()
+        # sharing its SELECT with COUNT(*).
+        newest_part = "NULL" if lm is None else f"(SELECT MAX({lm}) {filtered})"
+        self._fallback_sql = (
+            f"SELECT (SELECT COUNT(*) {filtered}), (SELECT MAX({k}) {filtered}), {newest_part}"
+        )
+        self._fallback_params = self._params * (3 if lm is not None else 2)
+
+    # -- snapshot, version and memo ------------------------------------------------------
+
+    def _begin(self, conn: sqlite3.Connection) -> _Facts | None:
+        """Open a read snapshot and return the memo of its version (None: unversioned).
+
+        Every statement of one call then sees the same table state, so a version and
+        the facts computed after it belong together and can be remembered under it.
+        """
+        if self._version_sql is None:
+            if not conn.in_transaction:
+                conn.execute("BEGIN")  # the anchor and the rows from one snapshot
+            return None
+        if not conn.in_transaction:
+            conn.execute("BEGIN")
+        row = conn.execute(self._version_sql).fetchone()
+        if row is None:
+            raise ConfigurationError(
+                "the version table is empty; create it with install_version_triggers()"
+            )
+        facts = self._facts
+        if facts is None or facts.version != row[0]:
+            # A new version: everything remembered is stale. Replacing the object (not
+            # clearing it) keeps a concurrent call on the old version harmless.
+            facts = self._facts = _Facts(row[0])
+        return facts
+
+    def _anchor(self, conn: sqlite3.Connection, facts: _Facts | None, offset: int) -> Any:
+        """The key of the row at ``offset`` in key order, or :data:`_END`."""
+        if facts is not None and offset in facts.anchors:
+            return facts.anchors[offset]
+        row = conn.execute(self._anchor_sql, (*self._params, offset)).fetchone()
+        key = _END if row is None else row[0]
+        if facts is not None:
+            facts.remember(facts.anchors, offset, key)
+        return key
+
+    # -- the sliceable protocol ------------------------------------------------------
+
+    def __len__(self) -> int:
+        """How many rows the (filtered) table holds: one ``SELECT COUNT(*)``.
+
+        With ``version_table`` the count is remembered for the version, so the next
+        call costs the one-row version read only.
+        """
+        with closing(self._connect()) as conn:
+            facts = self._begin(conn)
+            if facts is not None and facts.count is not None:
+                return facts.count
+            (count,) = conn.execute(self._count_sql, self._params).fetchone()
+            if facts is not None:
+                facts.count = int(count)
+        return int(count)
+
+    def __getitem__(self, window: slice, /) -> Iterator[Entry | str]:
+        """The entries of rows ``[start, stop)`` in key order, read by one bounded query.
+
+        Rows are built into entries as they are pulled: the query runs at the first
+        ``next()`` and the connection is closed when the generator ends or is closed.
+        """
+        if not isinstance(window, slice):
+            raise TypeError(f"{type(self).__name__} supports slices only, not {window!r}")
+        if window.step not in (None, 1):
+            raise ValueError("a step is not supported")
+        start = 0 if window.start is None else window.start
+        stop = window.stop
+        if start < 0 or (stop is not None and stop < 0):
+            raise ValueError("negative indices are not supported (they would need a count)")
+        # LIMIT -1 is SQLite's "no limit", for an open-ended slice.
+        limit = -1 if stop is None else max(0, stop - start)
+        return self._rows(start, limit)
+
+    def _rows(self, start: int, limit: int) -> Iterator[Entry | str]:
+        conn = self._connect()
+        try:
+            if limit == 0:
+                return
+            facts = self._begin(conn)
+            if self.mode == "seek":
+                first = self._anchor(conn, facts, start)
+                if first is _END:
+                    return
+                params: tuple[Any, ...] = (*self._params, first, limit)
+            else:
+                params = (*self._params, limit, start)
+            cursor = conn.cursor()
+            # On the cursor, not the connection: the caller's connection settings stay
+            # theirs (the connection may come from a pool-like factory).
+            cursor.row_factory = sqlite3.Row
+            cursor.execute(self._rows_sql, params)
+            build = self._build
+            for row in cursor:
+                yield build(row)
+        finally:
+            conn.close()
+
+    # -- cheap facts -------------------------------------------------------------------
+
+    def fingerprint(self, start: int, stop: int) -> object:
+        """A value that changes when the table changes (see the module documentation).
+
+        The version from ``version_table`` when given (exact, one-row read), otherwise
+        ``(COUNT(*), MAX(key), MAX(lastmod))`` of the filtered rows. Whole-table either
+        way, so ``start`` and ``stop`` are not used.
+        """
+        with closing(self._connect()) as conn:
+            facts = self._begin(conn)
+            if facts is not None:
+                return facts.version
+            return tuple(conn.execute(self._fallback_sql, self._fallback_params).fetchone())
+
+    def newest(self, start: int, stop: int) -> str | None:
+        """The newest ``lastmod`` among rows ``[start, stop)``: one bounded query.
+
+        None when no ``lastmod`` column was named, or the range holds no date. With
+        ``version_table`` the answer is remembered for the version, and (seek mode) so
+        is the first key of ``stop``: the index asks for consecutive pages, so each
+        page's range search then starts from a known key and the whole index reads
+        each row once instead of skipping over all the pages before each one.
+        """
+        if self._newest_sql is None:
+            return None
+        limit = max(0, stop - start)
+        with closing(self._connect()) as conn:
+            facts = self._begin(conn)
+            if facts is not None and (start, stop) in facts.newest:
+                return facts.newest[(start, stop)]
+            if self.mode == "seek":
+                first = self._anchor(conn, facts, start)
+                if first is _END or limit == 0:
+                    value, last = None, None
+                else:
+                    value, last = conn.execute(
+                        self._newest_sql, (*self._params, first, limit)
+                    ).fetchone()
+                if facts is not None and last is not None and stop not in facts.anchors:
+                    # The next page starts at the first key after this page's last one.
+                    row = conn.execute(self._after_sql, (*self._params, last)).fetchone()
+                    facts.remember(facts.anchors, stop, _END if row is None else row[0])
+            else:
+                value, _ = conn.execute(self._newest_sql, (*self._params, limit, start)).fetchone()
+            result = None if value is None else str(value)
+            if facts is not None:
+                facts.remember(facts.newest, (start, stop), result)
+        return result
+
+
+#: The key of an offset past the last row.
+_END = object()
+
+#: Most offsets remembered per version and kind: an index has at most 50,000 pages;
+#: past this, odd slicing patterns must not grow the memo without bound.
+_MEMO_LIMIT = 100_000
+
+
+class _Facts:
+    """What is known of one version of a versioned table (exact: triggers bump it)."""
+
+    def __init__(self, version: Any) -> None:
+        self.version = version
+        self.count: int | None = None
+        self.anchors: dict[int, Any] = {}
+        self.newest: dict[tuple[int, int], str | None] = {}
+
+    @staticmethod
+    def remember(memo: dict[Any, Any], key: Any, value: Any) -> None:
+        """Store ``value``, first forgetting everything when the memo is full."""
+        if len(memo) >= _MEMO_LIMIT:
+            memo.clear()
+        memo[key] = value

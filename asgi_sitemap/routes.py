@@ -17,15 +17,22 @@ through ``functools.wraps`` wrappers) and its URLs are built with the router's o
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sized
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from sitemap_core import ConfigurationError, Entry, InvalidEntryError
 from sitemap_core.aio import AsyncUrlSource, Runner
 from sitemap_core.entries import ChangeFreq, LastmodInput
-from sitemap_core.params import Params, check_params, entry_defaults, split_param_item, wraps
-from sitemap_core.sources import check_name
+from sitemap_core.params import (
+    Params,
+    check_params,
+    entry_defaults,
+    param_result,
+    split_param_item,
+    wraps,
+)
+from sitemap_core.sources import check_name, walk_count
 
 from .context import current, url_for
 
@@ -153,11 +160,11 @@ async def _count_params(spec: _Spec, runner: Runner) -> int:
     if inspect.isasyncgenfunction(params):
         return sum([1 async for _ in params()])
     if inspect.iscoroutinefunction(params):
-        return _walk(_items(await params(), spec))
+        return walk_count(param_result(await params(), spec.label))
     if callable(params):
         sync_params = params
-        return await runner.run_sync(lambda: _walk(_items(sync_params(), spec)))
-    return _walk(_items(params, spec))
+        return await runner.run_sync(lambda: walk_count(param_result(sync_params(), spec.label)))
+    return walk_count(param_result(params, spec.label))
 
 
 async def _spec_batches(
@@ -176,13 +183,13 @@ async def _spec_batches(
         if batch:
             yield batch
     elif inspect.iscoroutinefunction(params):
-        items = _items(await params(), spec)
+        items = param_result(await params(), spec.label)
         for batch in _sync_batches(spec, name, items, size):
             yield batch
     elif callable(params):
         sync_params = params
         batches = runner.pull_sync(
-            lambda: _sync_batches(spec, name, _items(sync_params(), spec), size)
+            lambda: _sync_batches(spec, name, param_result(sync_params(), spec.label), size)
         )
         try:
             async for batch in batches:
@@ -190,7 +197,7 @@ async def _spec_batches(
         finally:
             await batches.aclose()  # type: ignore[attr-defined]
     else:
-        for batch in _sync_batches(spec, name, _items(params, spec), size):
+        for batch in _sync_batches(spec, name, param_result(params, spec.label), size):
             yield batch
 
 
@@ -203,18 +210,6 @@ def _sync_batches(spec: _Spec, name: str, items: Iterable[Any], size: int) -> It
             batch = []
     if batch:
         yield batch
-
-
-def _items(result: Any, spec: _Spec) -> Iterable[Any]:
-    if not isinstance(result, Iterable) or isinstance(result, str | bytes):
-        raise ConfigurationError(
-            f"params of {spec.label} returned {type(result).__name__}, not an iterable"
-        )
-    return result
-
-
-def _walk(items: Iterable[Any]) -> int:
-    return len(items) if isinstance(items, Sized) else sum(1 for _ in items)
 
 
 def _entry(spec: _Spec, name: str, item: Any) -> Entry:

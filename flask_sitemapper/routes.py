@@ -9,7 +9,7 @@ site's base URL, so blueprints, ``url_defaults`` and ``APPLICATION_ROOT`` all ap
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable, Iterator, Sized
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
@@ -23,9 +23,11 @@ from sitemap_core.params import (
     Params,
     check_params,
     entry_defaults,
+    param_result,
     split_param_item,
     wraps,
 )
+from sitemap_core.sources import walk_count
 
 __all__ = ["Params", "RouteSpec", "route_entries"]
 
@@ -80,18 +82,11 @@ class RouteSpec:
         if self.params is None:
             return ({},)
         items = self.params() if callable(self.params) else self.params
-        if not isinstance(items, Iterable):
-            raise ConfigurationError(
-                f"params of {self.view.__qualname__} returned {type(items).__name__}, "
-                "not an iterable"
-            )
-        return items
+        return param_result(items, self.view.__qualname__)
 
     def count(self, app: Flask) -> int:
         """How many URLs this spec yields (walks ``params`` unless it is sized)."""
-        items = self.param_items()
-        per_endpoint = len(items) if isinstance(items, Sized) else sum(1 for _ in items)
-        return per_endpoint * len(self.endpoints(app))
+        return walk_count(self.param_items()) * len(self.endpoints(app))
 
     def entries(self, app: Flask) -> Iterator[Entry]:
         """Build one entry per endpoint and param item, with ``url_for``."""

@@ -13,7 +13,15 @@ from typing import Any, TypeAlias
 from .entries import ChangeFreq, Entry, LastmodInput
 from .errors import ConfigurationError, InvalidEntryError
 
-__all__ = ["ParamItem", "Params", "check_params", "entry_defaults", "split_param_item", "wraps"]
+__all__ = [
+    "ParamItem",
+    "Params",
+    "check_params",
+    "entry_defaults",
+    "param_result",
+    "split_param_item",
+    "wraps",
+]
 
 #: One item of ``params``: URL values, optionally paired with per-URL entry fields.
 ParamItem: TypeAlias = Mapping[str, Any] | tuple[Mapping[str, Any], Mapping[str, Any]]
@@ -51,6 +59,18 @@ def check_params(params: object, view: str) -> None:
         )
     if isinstance(params, str | bytes | Mapping):
         raise ConfigurationError(f"params= of {view} must be a list of dicts, not one value")
+
+
+def param_result(result: Any, view: str) -> Iterable[Any]:
+    """What a ``params`` callable returned, if it is an iterable of items.
+
+    A str or bytes is refused too: iterated, it would give one item per character.
+    """
+    if not isinstance(result, Iterable) or isinstance(result, str | bytes):
+        raise ConfigurationError(
+            f"params of {view} returned {type(result).__name__}, not an iterable"
+        )
+    return result
 
 
 def split_param_item(item: Any, view: str) -> tuple[Mapping[str, Any], Mapping[str, Any]]:

@@ -26,7 +26,16 @@ from .entries import Entry, normalise_lastmod
 from .errors import ConfigurationError, InvalidEntryError
 from .limits import MAX_SITEMAP_BYTES, MAX_URLS_PER_SITEMAP
 
-__all__ = ["SECTION_NAME", "Item", "Limits", "Sliceable", "UrlSource", "check_name", "coerce_batch"]
+__all__ = [
+    "SECTION_NAME",
+    "Item",
+    "Limits",
+    "Sliceable",
+    "UrlSource",
+    "check_name",
+    "coerce_batch",
+    "walk_count",
+]
 
 #: What a source may yield: a validated entry or a bare URL.
 Item: TypeAlias = Entry | str
@@ -191,7 +200,7 @@ class UrlSource:
         factory: Callable[[], Iterable[Item]] = obj
         return cls(
             name,
-            count or (lambda: _walk_count(factory())),
+            count or (lambda: walk_count(factory())),
             lambda start, stop: _skip_slice(factory(), start, stop),
             **facts,
         )
@@ -267,7 +276,8 @@ def range_fact(
     return func
 
 
-def _walk_count(items: Iterable[Any]) -> int:
+def walk_count(items: Iterable[Any]) -> int:
+    """How many items there are: ``len()`` when sized, else by walking them."""
     if isinstance(items, Sized):
         return len(items)
     return sum(1 for _ in items)

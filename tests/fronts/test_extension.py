@@ -765,3 +765,19 @@ def test_lastmod_naive_datetime_is_written_with_a_timezone() -> None:
         f"{BASE}/x": {"lastmod": "2024-01-02T03:04:05+00:00"},
         f"{BASE}/y": {"lastmod": "2024-01-02T03:04:05+00:00"},
     }
+
+
+def test_params_returning_a_str_is_refused_naming_the_view() -> None:
+    # A str is iterable, but its "items" would be characters: refused, with the view named
+    # (the same core check as the ASGI routes use).
+    app = new_app()
+    app.config["PROPAGATE_EXCEPTIONS"] = True
+    sitemapper = Sitemapper(app)
+
+    @app.get("/tags/<tag>")
+    @sitemapper.include(params=lambda: "python")
+    def tag(tag: str) -> str:
+        return tag
+
+    with pytest.raises(ConfigurationError, match=r"params of .*tag returned str"):
+        client_for(app).get("/sitemap.xml")

@@ -15,6 +15,8 @@ from collections.abc import Iterable, Sequence
 from .entries import Entry
 from .errors import InvalidEntryError, SitemapTooLargeError
 from .limits import CHUNK_BYTES, MAX_SITEMAP_BYTES, MAX_SITEMAPS_PER_INDEX, MAX_URLS_PER_SITEMAP
+from .namespaces import SITEMAP_NS
+from .xmltext import escape, escape_uri
 
 __all__ = [
     "SITEMAP_NS",
@@ -26,33 +28,7 @@ __all__ = [
     "format_priority",
 ]
 
-SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 _XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
-
-
-def escape(text: str) -> str:
-    """Escape the five XML special characters for element text and attribute values."""
-    if "&" in text:
-        text = text.replace("&", "&amp;")
-    if "<" in text:
-        text = text.replace("<", "&lt;")
-    if ">" in text:
-        text = text.replace(">", "&gt;")
-    if '"' in text:
-        text = text.replace('"', "&quot;")
-    if "'" in text:
-        text = text.replace("'", "&apos;")
-    return text
-
-
-def _escape_uri(uri: str) -> str:
-    # A normalised URI cannot hold '<', '>' or '"' (they are percent-encoded), so only
-    # '&' and "'" can need escaping; testing first keeps the common case to two scans.
-    if "&" in uri:
-        uri = uri.replace("&", "&amp;")
-    if "'" in uri:
-        uri = uri.replace("'", "&apos;")
-    return uri
 
 
 _PRIORITY_TEXT: dict[float, str] = {}
@@ -77,7 +53,7 @@ def _url_element(entry: Entry) -> str:
     # One f-string per <url>: the writer's hot loop. A ChangeFreq formats as its word.
     loc = entry.loc
     if "&" in loc or "'" in loc:
-        loc = _escape_uri(loc)
+        loc = escape_uri(loc)
     lastmod = entry.lastmod
     changefreq = entry.changefreq
     priority = entry.priority
@@ -206,7 +182,7 @@ class IndexEncoder(DocumentEncoder):
         """Return the ``<sitemap>`` elements; only ``loc`` and ``lastmod`` are used."""
         parts: list[str] = []
         for entry in items:
-            parts += ("<sitemap><loc>", _escape_uri(entry.loc), "</loc>")
+            parts += ("<sitemap><loc>", escape_uri(entry.loc), "</loc>")
             if entry.lastmod is not None:
                 parts += ("<lastmod>", entry.lastmod, "</lastmod>")
             parts.append("</sitemap>\n")

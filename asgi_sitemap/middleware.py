@@ -20,11 +20,11 @@ import anyio
 import anyio.lowlevel
 
 from sitemap_core import BaseURL, Site
-from sitemap_core.aio import AsyncUrlSource, respond_async
+from sitemap_core.aio import AsyncUrlSource, count_index_parts_async, respond_async
 from sitemap_core.cache import PageCache, default_cache
-from sitemap_core.hosts import LOOPBACK_HOSTS, BasePolicy
+from sitemap_core.hosts import LOOPBACK_HOSTS, BasePolicy, UntrustedHostError
 from sitemap_core.http import Reply, plain_text
-from sitemap_core.limits import MAX_URLS_PER_SITEMAP
+from sitemap_core.limits import MAX_SITEMAPS_PER_INDEX, MAX_URLS_PER_SITEMAP
 from sitemap_core.robots import DEFAULT_RULES
 from sitemap_core.serve import answer_robots, classify, request_headers
 from sitemap_core.site import DEFAULT_CACHE_CONTROL
@@ -74,6 +74,7 @@ class SitemapMiddleware:
         cache_control: str = DEFAULT_CACHE_CONTROL,
         cache: PageCache | Literal[False] | None = None,
         gzip: bool = True,
+        index_size: int = MAX_SITEMAPS_PER_INDEX,
         router: Any | None = None,
     ) -> None:
         self.app = app
@@ -91,6 +92,7 @@ class SitemapMiddleware:
             cache_control=cache_control,
             cache=default_cache(cache),
             gzip=gzip,
+            index_size=index_size,
         )
         self.base_policy = BasePolicy.create(base_url, allowed_hosts)
         self.robots = robots
@@ -170,6 +172,25 @@ class SitemapMiddleware:
             for token in tokens:
                 _current.reset(token)
 
+    async def _index_parts(self, scope: Scope) -> int:
+        # How many index files robots.txt lists: counted as a sitemap request counts
+        # (sync sources in our threads, the context set), one part if anything fails.
+        try:
+            base = self._base(scope)
+        except UntrustedHostError:
+            return 1  # answer_robots refuses the host itself
+        token = _current.set(SitemapContext(base, self._router(scope)))
+        try:
+            async with anyio.create_task_group() as task_group:
+                runner = ThreadRunner(task_group, self._thread_limiter())
+                try:
+                    parts = await count_index_parts_async(self.site, base, runner)
+                finally:
+                    runner.close()
+        finally:
+            _current.reset(token)
+        return parts
+
     def _thread_limiter(self) -> anyio.CapacityLimiter:
         # The sitemap's own thread pool: slow crawlers holding threads for a streamed
         # sync page must not use up the app's default pool (run_in_threadpool etc.).
@@ -200,6 +221,7 @@ class SitemapMiddleware:
         if not captured.understood:
             await captured.replay(send, head)
             return
+        parts = await self._index_parts(scope)
         reply = answer_robots(
             captured.status,
             captured.headers,
@@ -209,6 +231,7 @@ class SitemapMiddleware:
             head,
             _asgi_headers(scope),
             self.site.cache_control,
+            lambda base: parts,
         )
         if reply is None:
             await captured.replay(send, head)

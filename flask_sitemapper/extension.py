@@ -29,6 +29,9 @@ Configuration (``app.config``), with defaults:
     share them between workers and machines; False for none.
 ``SITEMAP_GZIP`` (True)
     Send gzip to clients whose Accept-Encoding allows it.
+``SITEMAP_INDEX_SIZE`` (50,000)
+    Children per ``<sitemapindex>`` file; above it the index is split into parts,
+    each listed in robots.txt (lower it only to test that split).
 """
 
 from __future__ import annotations
@@ -48,9 +51,9 @@ from sitemap_core.cache import default_cache
 from sitemap_core.entries import ChangeFreq, LastmodInput
 from sitemap_core.hosts import LOOPBACK_HOSTS
 from sitemap_core.http import ALLOWED_METHODS, Reply, method_not_allowed
-from sitemap_core.limits import MAX_URLS_PER_SITEMAP
+from sitemap_core.limits import MAX_SITEMAPS_PER_INDEX, MAX_URLS_PER_SITEMAP
 from sitemap_core.robots import DEFAULT_RULES
-from sitemap_core.serve import answer_robots, request_headers, respond
+from sitemap_core.serve import answer_robots, count_index_parts, request_headers, respond
 from sitemap_core.site import DEFAULT_CACHE_CONTROL, check_page_size
 from sitemap_core.sources import check_name
 
@@ -107,6 +110,7 @@ class Sitemapper:
         config.setdefault("SITEMAP_CACHE_CONTROL", DEFAULT_CACHE_CONTROL)
         config.setdefault("SITEMAP_CACHE", None)
         config.setdefault("SITEMAP_GZIP", True)
+        config.setdefault("SITEMAP_INDEX_SIZE", MAX_SITEMAPS_PER_INDEX)
         # Fail at start-up, not on a crawl (values set after init_app are checked then).
         if config["SITEMAP_BASE_URL"]:
             BaseURL.parse(config["SITEMAP_BASE_URL"])
@@ -251,6 +255,7 @@ class Sitemapper:
                 cache_control=app.config["SITEMAP_CACHE_CONTROL"],
                 cache=default_cache(app.config["SITEMAP_CACHE"]),
                 gzip=app.config["SITEMAP_GZIP"],
+                index_size=app.config["SITEMAP_INDEX_SIZE"],
             )
         return state.site
 
@@ -318,8 +323,19 @@ class Sitemapper:
             response.direct_passthrough = False  # send_file responses: allow reading
             return response.get_data()
 
-        # Only the base URL is needed, never the sources: a misconfigured source must
-        # not break robots.txt (crawlers read a failing one as "disallow all").
+        ctx = request_ctx._get_current_object()  # type: ignore[attr-defined]
+
+        def index_parts(base: BaseURL) -> int:
+            # Counted best-effort (one part if a source fails): a misconfigured source
+            # must not break robots.txt (crawlers read a failing one as "disallow all").
+            ctx.url_adapter = _url_adapter(app, base)
+            try:
+                site = self._site(app)
+            except Exception:
+                logger.exception("the sitemap configuration failed; robots.txt lists one index")
+                return 1
+            return count_index_parts(site, base)
+
         reply = answer_robots(
             response.status_code,
             list(response.headers.items()),
@@ -329,6 +345,7 @@ class Sitemapper:
             request.method == "HEAD",
             request_headers(request.headers.get),
             app.config["SITEMAP_CACHE_CONTROL"],
+            index_parts,
         )
         return response if reply is None else _to_response(app, reply)
 

@@ -22,9 +22,15 @@ from sitemap_core import BaseURL, Site, UrlSource
 from sitemap_core.cache import PageCache, default_cache
 from sitemap_core.hosts import LOOPBACK_HOSTS, BasePolicy
 from sitemap_core.http import Reply, plain_text
-from sitemap_core.limits import MAX_URLS_PER_SITEMAP
+from sitemap_core.limits import MAX_SITEMAPS_PER_INDEX, MAX_URLS_PER_SITEMAP
 from sitemap_core.robots import DEFAULT_RULES
-from sitemap_core.serve import answer_robots, classify, request_headers, respond
+from sitemap_core.serve import (
+    answer_robots,
+    classify,
+    count_index_parts,
+    request_headers,
+    respond,
+)
 from sitemap_core.site import DEFAULT_CACHE_CONTROL
 
 if TYPE_CHECKING:
@@ -62,6 +68,7 @@ class SitemapMiddleware:
         cache_control: str = DEFAULT_CACHE_CONTROL,
         cache: PageCache | Literal[False] | None = None,
         gzip: bool = True,
+        index_size: int = MAX_SITEMAPS_PER_INDEX,
     ) -> None:
         self.app = app
         if isinstance(sources, Mapping):
@@ -76,6 +83,7 @@ class SitemapMiddleware:
             cache_control=cache_control,
             cache=default_cache(cache),
             gzip=gzip,
+            index_size=index_size,
         )
         self.base_policy = BasePolicy.create(base_url, allowed_hosts)
         self.robots = robots
@@ -135,6 +143,7 @@ class SitemapMiddleware:
             head,
             _wsgi_headers(environ),
             self.site.cache_control,
+            lambda base: count_index_parts(self.site, base),
         )
         if reply is None:
             return captured.replay(read or app_body, start_response, head)

@@ -9,7 +9,15 @@ library.
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from collections.abc import (
+    AsyncIterable,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+)
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from .cache import PageCache, cache_get, cache_set
@@ -32,7 +40,15 @@ from .serve import (
 from .site import BATCH_SIZE, Plan, Site, check_complete
 from .sources import Item, Limits, UrlSource, check_name, coerce_batch, range_fact
 
-__all__ = ["AsyncSliceable", "AsyncUrlSource", "Runner", "aiter_body", "respond_async"]
+__all__ = [
+    "AsyncSliceable",
+    "AsyncUrlSource",
+    "Runner",
+    "aiter_body",
+    "count_index_parts_async",
+    "respond_async",
+    "robots_counts_async",
+]
 
 T = TypeVar("T")
 
@@ -338,6 +354,26 @@ async def aiter_body(
     yield encoder.close()
 
 
+async def robots_counts_async(
+    sources: Iterable[AsyncUrlSource], runner: Runner
+) -> dict[str, int] | None:
+    """As :func:`~sitemap_core.serve.robots_counts`: None (logged) when a count fails."""
+    counts = {}
+    try:
+        for source in sources:
+            counts[source.name] = await source.count(runner)
+    except Exception:
+        logger.exception("counting the sources for robots.txt failed; listing /sitemap.xml only")
+        return None
+    return counts
+
+
+async def count_index_parts_async(site: Site[AsyncUrlSource], base: BaseURL, runner: Runner) -> int:
+    """How many index files robots.txt lists for ``base``: one if a count fails."""
+    counts = await robots_counts_async(site.sources.values(), runner)
+    return 1 if counts is None else site.index_parts(counts, base)
+
+
 async def respond_async(
     site: Site[AsyncUrlSource],
     method: str,
@@ -354,7 +390,10 @@ async def respond_async(
     step = begin(site, method, path, base_url, request)
     if not isinstance(step, Pending):
         return step
-    counts = {source.name: await source.count(runner) for source in step.sources}
+    if step.target.kind == "robots":
+        counts = await robots_counts_async(step.sources, runner)
+    else:
+        counts = {source.name: await source.count(runner) for source in step.sources}
     plan = decide(site, step, counts)
     if isinstance(plan, Reply):
         return plan

@@ -58,6 +58,7 @@ __all__ = [
     "begin",
     "classify",
     "conclude",
+    "count_index_parts",
     "decide",
     "finish_spooled",
     "iter_body",
@@ -65,6 +66,7 @@ __all__ = [
     "refuse_host",
     "request_headers",
     "respond",
+    "robots_counts",
 ]
 
 logger = logging.getLogger("sitemap_core")
@@ -165,6 +167,7 @@ def answer_robots(
     head: bool,
     request: Mapping[str, str] = NO_HEADERS,
     cache_control: str = "no-cache",
+    index_parts: Callable[[BaseURL], int] | None = None,
 ) -> Reply | None:
     """Decide robots.txt from the app's own answer to ``GET /robots.txt``.
 
@@ -175,7 +178,8 @@ def answer_robots(
     * anything else, or an untrusted host, or a file too large: None, meaning "send
       the app's response as it is".
 
-    ``read_body`` is called only when the body is needed.
+    ``read_body`` is called only when the body is needed; ``index_parts(base)`` (see
+    :func:`count_index_parts`) says how many index files to list, one if not given.
     """
     content_type = next((v for k, v in headers if k.lower() == "content-type"), "")
     coding = next((v for k, v in headers if k.lower() == "content-encoding"), "identity")
@@ -188,9 +192,10 @@ def answer_robots(
         base = base_url()
     except UntrustedHostError as exc:
         return refuse_host(exc, head) if status == 404 else None
+    urls = sitemap_urls(base, 1 if index_parts is None else index_parts(base))
     if status == 404:
-        return _small(robots_txt(sitemap_urls(base), rules), request, head, cache_control)
-    merged = merge_robots_bytes(read_body(), sitemap_urls(base))
+        return _small(robots_txt(urls, rules), request, head, cache_control)
+    merged = merge_robots_bytes(read_body(), urls)
     if merged is None:
         logger.warning("the app's robots.txt is too large; Sitemap line not added")
         return None
@@ -226,7 +231,8 @@ def begin(
     except UntrustedHostError as exc:
         return refuse_host(exc, head)
     if target.kind == "robots":
-        return _small(site.robots(base), request, head, site.cache_control)
+        # Counted like the root: an index split into parts lists each in robots.txt.
+        return Pending(target, base, head, site.sources_to_count(target), "identity", request)
     if target.gz or (site.gzip and accepts_gzip(request.get("accept-encoding"))):
         coding = "gzip"
     else:
@@ -234,12 +240,41 @@ def begin(
     return Pending(target, base, head, site.sources_to_count(target), coding, request)
 
 
-def decide(site: Site[S], pending: Pending[S], counts: Mapping[str, int]) -> Reply | Plan[S]:
-    """After counting: a 404, or the plan of the document."""
+def decide(site: Site[S], pending: Pending[S], counts: Mapping[str, int] | None) -> Reply | Plan[S]:
+    """After counting: robots.txt, a 404, or the plan of the document.
+
+    ``counts`` is None only for robots.txt when counting failed (see
+    :func:`robots_counts`): it then lists ``/sitemap.xml`` alone.
+    """
+    if pending.target.kind == "robots":
+        parts = 1 if counts is None else site.index_parts(counts, pending.base)
+        return _small(
+            site.robots(pending.base, parts), pending.request, pending.head, site.cache_control
+        )
+    assert counts is not None
     plan = site.plan(pending.target, counts, pending.base)
     if plan is None:
         return not_found(pending.head)
     return plan
+
+
+def robots_counts(count: Callable[[], dict[str, int]]) -> dict[str, int] | None:
+    """The counts robots.txt needs, or None (logged) when a source fails to count.
+
+    robots.txt must not fail because of a source: crawlers read a failing robots.txt
+    as "disallow everything", which costs far more than a missing index part.
+    """
+    try:
+        return count()
+    except Exception:
+        logger.exception("counting the sources for robots.txt failed; listing /sitemap.xml only")
+        return None
+
+
+def count_index_parts(site: Site[UrlSource], base: BaseURL) -> int:
+    """How many index files robots.txt lists for ``base``: one if a count fails."""
+    counts = robots_counts(lambda: {s.name: s.count() for s in site.sources.values()})
+    return 1 if counts is None else site.index_parts(counts, base)
 
 
 # -- after the sources' cheap facts ------------------------------------------------------
@@ -482,7 +517,10 @@ def respond(
     step = begin(site, method, path, base_url, request)
     if not isinstance(step, Pending):
         return step
-    counts = {source.name: source.count() for source in step.sources}
+    if step.target.kind == "robots":
+        counts = robots_counts(lambda: {s.name: s.count() for s in step.sources})
+    else:
+        counts = {source.name: source.count() for source in step.sources}
     plan = decide(site, step, counts)
     if isinstance(plan, Reply):
         return plan

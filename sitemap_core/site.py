@@ -10,6 +10,8 @@ Paths (relative to where the site is mounted):
 * ``/sitemap.xml`` (``/sitemap.txt``): every entry in one file while the site fits
   one page, otherwise (XML only) a ``<sitemapindex>`` of the child pages;
 * ``/sitemap-<source>-<n>.xml`` (``.txt``): page ``n`` (1-based) of one source;
+* ``/sitemap-index-<n>.xml`` (n >= 2): part ``n`` of an index too long for one file
+  (more than 50,000 children); ``/sitemap.xml`` is part 1, and robots.txt lists all;
 * each of these with ``.gz`` appended: the same document gzipped, as a file.
 """
 
@@ -23,7 +25,7 @@ from typing import Generic, Literal, Protocol, TypeVar
 
 from .cache import PageCache
 from .entries import Entry
-from .errors import ConfigurationError, InvalidEntryError, SitemapTooLargeError
+from .errors import ConfigurationError, InvalidEntryError
 from .hosts import BaseURL
 from .http import (
     TEXT,
@@ -37,6 +39,7 @@ from .robots import (
     sitemap_urls,
 )
 from .sources import Limits
+from .xmltext import escape_uri
 
 __all__ = [
     "BATCH_SIZE",
@@ -47,6 +50,7 @@ __all__ = [
     "Target",
     "check_complete",
     "check_page_size",
+    "index_part_path",
 ]
 
 logger = logging.getLogger("sitemap_core")
@@ -57,6 +61,7 @@ ROBOTS_PATH = "/robots.txt"
 _ROOT = re.compile(r"/sitemap\.(xml|txt)(\.gz)?")
 # Page numbers are canonical (no leading zero) and bounded in length, so '007', '-1',
 # 'abc' and a thousand digits are all simply unknown paths: 404, never 500.
+_INDEX_PART = re.compile(r"/sitemap-index-([2-9]|[1-9][0-9]{1,17})\.xml(\.gz)?")
 _PAGE = re.compile(r"/sitemap-([a-z0-9][a-z0-9_-]{0,63})-([1-9][0-9]{0,17})\.(xml|txt)(\.gz)?")
 
 #: The default Cache-Control of sitemap documents: crawlers and CDNs may keep them an
@@ -65,6 +70,10 @@ DEFAULT_CACHE_CONTROL = "public, max-age=3600, s-maxage=3600"
 
 #: Bytes of a document that are not entries: declaration, root tags, namespaces.
 DOCUMENT_OVERHEAD = 1_024
+
+# Bytes of one <sitemap> element besides the escaped base URL: the tags, a lastmod of
+# 32 characters, and the path (a 64-character source name and an 18-digit page).
+_INDEX_ITEM_OVERHEAD = 200
 
 #: How many entries are pulled from a source and rendered at a time.
 BATCH_SIZE = 256
@@ -89,9 +98,10 @@ S = TypeVar("S", bound=Named)
 
 @dataclass(frozen=True)
 class Target:
-    """What a path names: robots.txt, the root sitemap, or page ``page`` of ``source``."""
+    """What a path names: robots.txt, the root sitemap, page ``page`` of ``source``,
+    or (kind "index") part ``page`` of a split index."""
 
-    kind: Literal["robots", "root", "page"]
+    kind: Literal["robots", "root", "page", "index"]
     fmt: Format = "xml"
     source: str = ""
     page: int = 0
@@ -105,6 +115,8 @@ class Target:
             return ROBOTS_PATH
         if self.kind == "root":
             return f"/sitemap.{self.fmt}"
+        if self.kind == "index":
+            return index_part_path(self.page)
         return f"/sitemap-{self.source}-{self.page}.{self.fmt}"
 
 
@@ -190,8 +202,15 @@ class Site(Generic[S]):
         cache_control: str = DEFAULT_CACHE_CONTROL,
         cache: PageCache | None = None,
         gzip: bool = True,
+        index_size: int = MAX_SITEMAPS_PER_INDEX,
     ) -> None:
         check_page_size(page_size)
+        if isinstance(index_size, bool) or not isinstance(index_size, int):
+            raise ConfigurationError(f"index size must be an int, got {index_size!r}")
+        if not 1 <= index_size <= MAX_SITEMAPS_PER_INDEX:
+            raise ConfigurationError(
+                f"index size {index_size} must be between 1 and {MAX_SITEMAPS_PER_INDEX}"
+            )
         names = [source.name for source in sources]
         duplicated = sorted({name for name in names if names.count(name) > 1})
         if duplicated:
@@ -203,6 +222,7 @@ class Site(Generic[S]):
         self.cache_control = cache_control
         self.cache = cache
         self.gzip = gzip
+        self.index_size = index_size
 
     def match(self, path: str) -> Target | None:
         """Return what ``path`` asks for, or None when it is not one of the site's paths."""
@@ -211,6 +231,9 @@ class Site(Generic[S]):
         root = _ROOT.fullmatch(path)
         if root is not None:
             return Target("root", _format(root.group(1)), gz=root.group(2) is not None)
+        part = _INDEX_PART.fullmatch(path)
+        if part is not None:
+            return Target("index", page=int(part.group(1)), gz=part.group(2) is not None)
         page = _PAGE.fullmatch(path)
         if page is not None:
             fmt, gz = _format(page.group(3)), page.group(4) is not None
@@ -219,7 +242,7 @@ class Site(Generic[S]):
 
     def sources_to_count(self, target: Target) -> list[S]:
         """The sources whose counts :meth:`plan` needs for ``target``."""
-        if target.kind == "root":
+        if target.kind in ("root", "index", "robots"):
             return list(self.sources.values())
         if target.kind == "page" and target.source in self.sources:
             return [self.sources[target.source]]
@@ -257,9 +280,27 @@ class Site(Generic[S]):
         """The path of page ``number`` of ``source``."""
         return f"/sitemap-{source}-{number}.{fmt}"
 
-    def robots(self, base: BaseURL) -> str:
+    def robots(self, base: BaseURL, index_parts: int = 1) -> str:
         """The robots.txt body of a site that has none of its own."""
-        return robots_txt(sitemap_urls(base), self.robots_rules)
+        return robots_txt(sitemap_urls(base, index_parts), self.robots_rules)
+
+    def index_capacity(self, base: BaseURL) -> int:
+        """How many children one ``<sitemapindex>`` file of this site holds.
+
+        ``index_size`` (at most 50,000), and fewer if 50,000 of the longest child
+        elements this base URL can give would pass 50 MiB (a base URL of some 900
+        characters or more).
+        """
+        longest = _INDEX_ITEM_OVERHEAD + len(escape_uri(base.url))
+        return min(self.index_size, (MAX_SITEMAP_BYTES - DOCUMENT_OVERHEAD) // longest)
+
+    def index_parts(self, counts: Mapping[str, int], base: BaseURL) -> int:
+        """How many files the index of ``counts`` needs (1 when it fits in one, or when
+        the site needs no index at all)."""
+        if self._fits_one_file(counts):
+            return 1
+        children = sum(self.pages(counts[name], name) for name in self.sources)
+        return max(1, -(-children // self.index_capacity(base)))
 
     def plan(self, target: Target, counts: Mapping[str, int], base: BaseURL) -> Plan[S] | None:
         """Decide the document for ``target``; None means 404 (nothing there)."""
@@ -275,12 +316,14 @@ class Site(Generic[S]):
             start = (target.page - 1) * size
             stop = min(start + size, counts[source.name])
             return Plan[S](kind, [(source, start, stop)], origin=origin)
-        if target.kind != "root":
+        if target.kind not in ("root", "index"):
             return None
         total = sum(counts[name] for name in self.sources)
         if total == 0:
             return None  # an empty <urlset> fails the schema: nothing to serve
         if self._fits_one_file(counts):
+            if target.kind == "index":
+                return None
             slices = [(self.sources[name], 0, n) for name, n in counts.items() if n]
             return Plan[S](kind, slices, origin=origin)
         if target.fmt == "txt":
@@ -292,12 +335,20 @@ class Site(Generic[S]):
                 start = (number - 1) * size
                 stop = min(start + size, counts[name])
                 child_ranges.append((source, start, stop, base.join(self.page_path(name, number))))
-        if len(child_ranges) > MAX_SITEMAPS_PER_INDEX:
-            raise SitemapTooLargeError(
-                f"{len(child_ranges)} child sitemaps exceed the index limit of "
-                f"{MAX_SITEMAPS_PER_INDEX}; raise the page size"
-            )
-        return Plan[S]("index", child_ranges=child_ranges)
+        # Above the capacity the index is split: part 1 at /sitemap.xml, part N at
+        # /sitemap-index-N.xml, each a full index file; robots.txt lists them all
+        # (indexes of indexes are not part of the protocol).
+        capacity = self.index_capacity(base)
+        number = 1 if target.kind == "root" else target.page
+        part = child_ranges[(number - 1) * capacity : number * capacity]
+        if not part:
+            return None
+        return Plan[S]("index", child_ranges=part)
+
+
+def index_part_path(number: int) -> str:
+    """The path of part ``number`` of a split index (part 1 is ``/sitemap.xml``)."""
+    return "/sitemap.xml" if number == 1 else f"/sitemap-index-{number}.xml"
 
 
 def _format(extension: str) -> Format:

@@ -27,6 +27,7 @@ from .errors import ConfigurationError, InvalidEntryError
 from .limits import MAX_SITEMAP_BYTES, MAX_URLS_PER_SITEMAP
 
 __all__ = [
+    "RESERVED_NAMES",
     "SECTION_NAME",
     "Item",
     "Limits",
@@ -43,6 +44,9 @@ Item: TypeAlias = Entry | str
 #: Section names appear in child URLs (``sitemap-<name>-<n>.xml``), so they are kept
 #: to lower-case URL-safe words.
 SECTION_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+
+#: Names no source may take, because the site's own paths use them.
+RESERVED_NAMES = frozenset({"index"})
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,11 @@ def check_name(name: str) -> str:
         raise ConfigurationError(
             f"source name {name!r} must be 1-64 lower-case letters, digits, '_' or '-'"
             " and start with a letter or digit (it appears in sitemap URLs)"
+        )
+    if name in RESERVED_NAMES:
+        raise ConfigurationError(
+            f"source name {name!r} is reserved: /sitemap-{name}-N.xml names the parts of"
+            " a sitemap index split above 50,000 children"
         )
     return name
 

@@ -6,15 +6,20 @@ names are re-exported, so one import suffices.
 """
 
 from sitemap_core import (
+    Alternate,
     ChangeFreq,
     ConfigurationError,
     Entry,
+    Image,
     InvalidEntryError,
     Limits,
     MemoryCache,
+    News,
     RedisCache,
     SitemapError,
     SitemapTooLargeError,
+    Video,
+    hreflang_cluster,
 )
 from sitemap_core.aio import AsyncSliceable, AsyncUrlSource
 
@@ -23,18 +28,23 @@ from .middleware import SitemapMiddleware
 from .routes import SitemapRoutes
 
 __all__ = [
+    "Alternate",
     "AsyncSliceable",
     "AsyncUrlSource",
     "ChangeFreq",
     "ConfigurationError",
     "Entry",
+    "Image",
     "InvalidEntryError",
     "Limits",
     "MemoryCache",
+    "News",
     "RedisCache",
     "SitemapError",
     "SitemapMiddleware",
     "SitemapRoutes",
     "SitemapTooLargeError",
+    "Video",
+    "hreflang_cluster",
     "url_for",
 ]

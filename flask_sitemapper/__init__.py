@@ -5,32 +5,42 @@ WSGI application. The core's public names are re-exported, so one import suffice
 """
 
 from sitemap_core import (
+    Alternate,
     ChangeFreq,
     ConfigurationError,
     Entry,
+    Image,
     InvalidEntryError,
     Limits,
     MemoryCache,
+    News,
     RedisCache,
     SitemapError,
     SitemapTooLargeError,
     UrlSource,
+    Video,
+    hreflang_cluster,
 )
 
 from .extension import Sitemapper
 from .wsgi import SitemapMiddleware
 
 __all__ = [
+    "Alternate",
     "ChangeFreq",
     "ConfigurationError",
     "Entry",
+    "Image",
     "InvalidEntryError",
     "Limits",
     "MemoryCache",
+    "News",
     "RedisCache",
     "SitemapError",
     "SitemapMiddleware",
     "SitemapTooLargeError",
     "Sitemapper",
     "UrlSource",
+    "Video",
+    "hreflang_cluster",
 ]

@@ -6,11 +6,14 @@ and robots.txt. No web framework is imported here; the fronts (``flask_sitemappe
 ``asgi_sitemap``) translate requests to and from it.
 """
 
+from .alternates import Alternate, hreflang_cluster
 from .cache import MemoryCache, PageCache, RedisCache
 from .entries import ChangeFreq, Entry, normalise_lastmod, normalise_url
 from .errors import ConfigurationError, InvalidEntryError, SitemapError, SitemapTooLargeError
 from .hosts import LOOPBACK_HOSTS, BaseURL, UntrustedHostError, host_is_allowed
 from .http import Reply
+from .media import Image, Video
+from .news import News
 from .render import IndexEncoder, TextEncoder, UrlsetEncoder, escape
 from .robots import DEFAULT_RULES, merge_sitemap_lines, robots_txt
 from .serve import iter_body, respond
@@ -20,14 +23,17 @@ from .sources import Limits, Sliceable, UrlSource
 __all__ = [
     "DEFAULT_RULES",
     "LOOPBACK_HOSTS",
+    "Alternate",
     "BaseURL",
     "ChangeFreq",
     "ConfigurationError",
     "Entry",
+    "Image",
     "IndexEncoder",
     "InvalidEntryError",
     "Limits",
     "MemoryCache",
+    "News",
     "PageCache",
     "Plan",
     "RedisCache",
@@ -41,8 +47,10 @@ __all__ = [
     "UntrustedHostError",
     "UrlSource",
     "UrlsetEncoder",
+    "Video",
     "escape",
     "host_is_allowed",
+    "hreflang_cluster",
     "iter_body",
     "merge_sitemap_lines",
     "normalise_lastmod",

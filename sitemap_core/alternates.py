@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar, Final
 
-from . import entries as _entries
+from . import values as _values
 from .errors import InvalidEntryError
 from .namespaces import XHTML_NS
 from .xmltext import escape, escape_uri
@@ -197,7 +197,7 @@ class Alternate:
 
     def __init__(self, hreflang: str, href: str) -> None:
         code = normalise_hreflang(hreflang)
-        url = _entries.normalise_url(href, "alternate.href")
+        url = _values.normalise_url(href, "alternate.href")
         language = script = region = None
         if code != X_DEFAULT:
             for part in code.split("-"):

@@ -8,231 +8,41 @@ the official XSD because of a value. Errors are :class:`InvalidEntryError` (a
 
 from __future__ import annotations
 
-import math
-import re
-from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
+from collections.abc import Iterable
+from datetime import datetime, timezone
 from decimal import Decimal
-from enum import StrEnum
-from typing import Any
-from urllib.parse import quote, urlsplit
 
-from .errors import InvalidEntryError
-from .limits import MAX_URL_LENGTH, MIN_URL_LENGTH
-
-__all__ = ["ChangeFreq", "Entry", "LastmodInput", "normalise_lastmod", "normalise_url"]
-
-#: What ``lastmod`` accepts: a date, a datetime, or an ISO 8601 / W3C string.
-LastmodInput = date | datetime | str
-
-
-class ChangeFreq(StrEnum):
-    """The seven ``<changefreq>`` words of the protocol."""
-
-    ALWAYS = "always"
-    HOURLY = "hourly"
-    DAILY = "daily"
-    WEEKLY = "weekly"
-    MONTHLY = "monthly"
-    YEARLY = "yearly"
-    NEVER = "never"
-
-
-_CHANGEFREQ_BY_WORD = {member.value: member for member in ChangeFreq}
-
-# The common case, an ASCII URL that is already a valid URI with a lower-case host, is
-# recognised by one regex so that building 50,000 entries stays cheap. Anything else
-# (IRIs, upper-case hosts, spaces, IPv6, stray '%') takes the slower, general path.
-_PLAIN_URL = re.compile(
-    r"https?://(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]*[a-z0-9])?"
-    r"(?::(?P<port>[0-9]{1,5}))?"
-    r"(?P<rest>[/?](?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2})*)?\Z"
-)
-# The commonest shape of all, for the inlined check in Entry: no port, a path, and
-# only characters a URI may hold as they are ('%' is checked separately, rarely).
-_COMMON_URL = re.compile(
-    r"https?://(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]*[a-z0-9])?"
-    r"/[A-Za-z0-9\-._~!$&'()*+,;=:@/?%]*\Z"
-)
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-_STRAY_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
-# RFC 3986 pchar minus the unreserved set (which quote() never encodes) plus '%',
-# which is kept because stray ones were already encoded by _STRAY_PERCENT.
-_SAFE_PATH = "/!$&'()*+,;=:@%"
-_SAFE_QUERY = _SAFE_PATH + "?"
-_HOST_LABELS = re.compile(
-    r"[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*\.?"
+from .alternates import Alternate, AlternatesInput
+from .extensions import Extensions
+from .limits import MAX_URL_LENGTH
+from .media import Image, Video
+from .news import News
+from .values import (
+    _CHANGEFREQ_BY_WORD,
+    _COMMON_URL,
+    _STRAY_PERCENT,
+    _WRITABLE_FIXED_ZONES,
+    ChangeFreq,
+    LastmodInput,
+    _format_datetime,
+    _normalise_changefreq,
+    _normalise_priority,
+    _writable_offset,
+    normalise_lastmod,
+    normalise_url,
 )
 
-
-def normalise_url(value: Any, field: str = "loc") -> str:
-    """Return ``value`` as an absolute http(s) URI, or raise :class:`InvalidEntryError`.
-
-    IRIs are converted to URIs: the host is IDNA-encoded, everything else that a URI
-    cannot hold is percent-encoded as UTF-8. Scheme and host are lower-cased, a default
-    port is dropped and an empty path becomes ``/``. Credentials and control characters
-    are refused.
-    """
-    if not isinstance(value, str):
-        raise InvalidEntryError(field, value, "must be a str")
-    url: str
-    match = _PLAIN_URL.match(value)
-    # Ports that are out of range, default for the scheme or written with a leading
-    # zero take the general path, which reports or normalises them.
-    if match is not None and _canonical_port(match.group("port"), value):
-        rest = match.start("rest")
-        if match.group("rest") is None:
-            url = value + "/"
-        elif value[rest] == "?":
-            url = value[:rest] + "/" + value[rest:]
-        else:
-            url = value
-    else:
-        url = _normalise_general_url(value, field)
-    if len(url) > MAX_URL_LENGTH:
-        raise InvalidEntryError(
-            field, value, f"is {len(url)} characters as a URI; the limit is {MAX_URL_LENGTH}"
-        )
-    if len(url) < MIN_URL_LENGTH:
-        raise InvalidEntryError(
-            field, value, f"is shorter than the schema's minimum of {MIN_URL_LENGTH} characters"
-        )
-    return url
-
-
-_DEFAULT_PORTS = {"http": 80, "https": 443}
-
-
-def _canonical_port(port: str | None, url: str) -> bool:
-    if port is None:
-        return True
-    default = "443" if url.startswith("https") else "80"
-    return port[0] != "0" and port != default and int(port) <= 65535
-
-
-def _normalise_general_url(value: str, field: str) -> str:
-    if _CONTROL.search(value):
-        raise InvalidEntryError(field, value, "contains a control character")
-    try:
-        parts = urlsplit(value)
-        port = parts.port
-    except ValueError as exc:
-        raise InvalidEntryError(field, value, f"is not a valid URL ({exc})") from None
-    scheme = parts.scheme.lower()
-    if scheme not in ("http", "https"):
-        raise InvalidEntryError(field, value, "must be an absolute http:// or https:// URL")
-    if parts.username is not None or parts.password is not None:
-        raise InvalidEntryError(field, value, "must not contain credentials")
-    host = _normalise_host(parts.hostname or "", value, field)
-    netloc = host if port in (None, _DEFAULT_PORTS[scheme]) else f"{host}:{port}"
-    try:
-        path = quote(_STRAY_PERCENT.sub("%25", parts.path or "/"), safe=_SAFE_PATH)
-        query = quote(_STRAY_PERCENT.sub("%25", parts.query), safe=_SAFE_QUERY)
-        fragment = quote(_STRAY_PERCENT.sub("%25", parts.fragment), safe=_SAFE_QUERY)
-    except UnicodeEncodeError:
-        raise InvalidEntryError(field, value, "contains text that is not valid Unicode") from None
-    url = f"{scheme}://{netloc}{path}"
-    # A present-but-empty query or fragment ("?" / "#") is kept as written: it is part
-    # of the URL the application generated.
-    if "?" in value.partition("#")[0]:
-        url += "?" + query
-    if "#" in value:
-        url += "#" + fragment
-    return url
-
-
-def _normalise_host(hostname: str, value: str, field: str) -> str:
-    if not hostname:
-        raise InvalidEntryError(field, value, "has no host")
-    if ":" in hostname:  # urlsplit strips the brackets of an IPv6 literal
-        if not re.fullmatch(r"[0-9a-f:.]+", hostname):
-            raise InvalidEntryError(field, value, "has an invalid IPv6 host")
-        return f"[{hostname}]"
-    if not hostname.isascii():
-        try:
-            hostname = hostname.encode("idna").decode("ascii")
-        except UnicodeError:
-            raise InvalidEntryError(field, value, "has a host that IDNA cannot encode") from None
-    if not _HOST_LABELS.fullmatch(hostname):
-        raise InvalidEntryError(field, value, "has an invalid host name")
-    return hostname
-
-
-def normalise_lastmod(value: Any) -> str:
-    """Return ``value`` as W3C date / date-time text that the sitemap XSD accepts.
-
-    * ``date`` -> ``YYYY-MM-DD``.
-    * aware ``datetime`` -> ``YYYY-MM-DDThh:mm:ss[.ffffff]±hh:mm`` in its own offset, so
-      23:30-05:00 stays on its day. An offset with seconds (historic zones) cannot be
-      written and is converted to UTC.
-    * naive ``datetime`` -> taken as UTC, the convention of ``datetime.utcnow()`` columns
-      and of Werkzeug's HTTP date helpers.
-    * ``str`` -> parsed as ISO 8601 (``date.fromisoformat`` / ``datetime.fromisoformat``)
-      and then treated as the value it parses to; ``"2024-05-01 10:00:00"`` from SQLite
-      is therefore UTC. Year-only and year-month text is refused: the XSD needs a day.
-    """
-    if isinstance(value, datetime):
-        return _format_datetime(value, value)
-    if isinstance(value, date):
-        return value.isoformat()
-    if isinstance(value, str):
-        try:
-            if "T" in value or " " in value.strip():
-                return _format_datetime(datetime.fromisoformat(value), value)
-            return date.fromisoformat(value).isoformat()
-        except ValueError:
-            raise InvalidEntryError(
-                "lastmod", value, "is not an ISO 8601 date (YYYY-MM-DD) or date-time"
-            ) from None
-    raise InvalidEntryError("lastmod", value, "must be a date, datetime or ISO 8601 str")
-
-
-#: Fixed-offset zones (``datetime.timezone``) already seen to be writable as they are.
-_WRITABLE_FIXED_ZONES: set[tzinfo] = {UTC}
-
-
-def _writable_offset(offset: timedelta) -> bool:
-    # Whole minutes within +-14:00, checked on integers: timedelta arithmetic here
-    # would cost more than the isoformat() it guards.
-    seconds = offset.days * 86_400 + offset.seconds
-    return not offset.microseconds and not seconds % 60 and -50_400 <= seconds <= 50_400
-
-
-def _format_datetime(value: datetime, given: object) -> str:
-    offset = value.utcoffset()
-    if offset is None:
-        value = value.replace(tzinfo=UTC)
-    elif not _writable_offset(offset):
-        # An offset the schema cannot write (seconds, beyond ±14:00): the same instant
-        # in UTC is the faithful alternative.
-        try:
-            value = value.astimezone(UTC)
-        except OverflowError:
-            raise InvalidEntryError(
-                "lastmod", given, "falls outside years 1-9999 once converted to UTC"
-            ) from None
-    return value.isoformat()
-
-
-def _normalise_changefreq(value: Any) -> ChangeFreq:
-    if isinstance(value, str):
-        found = _CHANGEFREQ_BY_WORD.get(value.lower())
-        if found is not None:
-            return found
-    words = ", ".join(_CHANGEFREQ_BY_WORD)
-    raise InvalidEntryError("changefreq", value, f"must be one of {words}")
-
-
-def _normalise_priority(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float | Decimal):
-        raise InvalidEntryError("priority", value, "must be a number from 0.0 to 1.0")
-    try:
-        number = float(value)
-    except (ValueError, OverflowError):  # a signalling NaN, an int beyond float range
-        raise InvalidEntryError("priority", value, "must be between 0.0 and 1.0") from None
-    if math.isnan(number) or not 0.0 <= number <= 1.0:
-        raise InvalidEntryError("priority", value, "must be between 0.0 and 1.0")
-    # Adding 0.0 turns -0.0 into 0.0: equal priorities must render to equal bytes.
-    return number + 0.0
+__all__ = [
+    "Alternate",
+    "ChangeFreq",
+    "Entry",
+    "Image",
+    "LastmodInput",
+    "News",
+    "Video",
+    "normalise_lastmod",
+    "normalise_url",
+]
 
 
 class Entry:
@@ -247,15 +57,28 @@ class Entry:
     * ``changefreq``: a :class:`ChangeFreq` or one of its seven words (any case).
     * ``priority``: a number from 0.0 to 1.0.
 
+    Google's extensions, keyword-only (see :class:`~sitemap_core.media.Image`,
+    :class:`~sitemap_core.media.Video`, :class:`~sitemap_core.news.News`,
+    :class:`~sitemap_core.alternates.Alternate`):
+
+    * ``images``: up to 1,000 :class:`Image` objects or image URLs;
+    * ``videos``: :class:`Video` objects (or one);
+    * ``news``: one :class:`News`;
+    * ``alternates``: hreflang alternates, as :class:`Alternate` objects, ``(hreflang,
+      href)`` pairs or a ``{hreflang: href}`` mapping; they must include this entry's
+      own URL (see :func:`~sitemap_core.alternates.hreflang_cluster` to build a group).
+
     A bad value raises :class:`~sitemap_core.errors.InvalidEntryError`.
     """
 
-    __slots__ = ("changefreq", "lastmod", "loc", "priority")
+    __slots__ = ("changefreq", "extra", "lastmod", "loc", "priority")
 
     loc: str
     lastmod: str | None
     changefreq: ChangeFreq | None
     priority: float | None
+    #: The entry's images, videos, news and alternates, or None (the common case).
+    extra: Extensions | None
 
     def __init__(
         self,
@@ -263,6 +86,11 @@ class Entry:
         lastmod: LastmodInput | None = None,
         changefreq: ChangeFreq | str | None = None,
         priority: float | Decimal | None = None,
+        *,
+        images: Iterable[Image | str] | None = None,
+        videos: Iterable[Video] | Video | None = None,
+        news: News | None = None,
+        alternates: AlternatesInput | None = None,
     ) -> None:
         # Each field has an inlined check for its commonest valid form, which is most of
         # what a big site builds; anything else takes the full (same-result) path.
@@ -298,9 +126,33 @@ class Entry:
             self.priority = priority + 0.0  # -0.0 becomes 0.0, as below
         else:
             self.priority = None if priority is None else _normalise_priority(priority)
+        if images is None and videos is None and news is None and alternates is None:
+            self.extra = None
+        else:
+            self.extra = Extensions.build(self.loc, images, videos, news, alternates)
 
-    def _key(self) -> tuple[str, str | None, str | None, float | None]:
-        return (self.loc, self.lastmod, self.changefreq, self.priority)
+    @property
+    def images(self) -> tuple[Image, ...]:
+        """The entry's images (empty if none)."""
+        return () if self.extra is None else self.extra.images
+
+    @property
+    def videos(self) -> tuple[Video, ...]:
+        """The entry's videos (empty if none)."""
+        return () if self.extra is None else self.extra.videos
+
+    @property
+    def news(self) -> News | None:
+        """The entry's news article, if any."""
+        return None if self.extra is None else self.extra.news
+
+    @property
+    def alternates(self) -> tuple[Alternate, ...]:
+        """The entry's hreflang alternates (empty if none)."""
+        return () if self.extra is None else self.extra.alternates
+
+    def _key(self) -> tuple[str, str | None, str | None, float | None, Extensions | None]:
+        return (self.loc, self.lastmod, self.changefreq, self.priority, self.extra)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Entry):
@@ -318,4 +170,6 @@ class Entry:
             fields.append(f"changefreq={self.changefreq.value!r}")
         if self.priority is not None:
             fields.append(f"priority={self.priority!r}")
+        if self.extra is not None:
+            fields.append(f"extra={self.extra!r}")
         return f"Entry({', '.join(fields)})"

@@ -11,7 +11,10 @@ _MAX_SHOWN = 80
 
 def shorten(value: Any) -> str:
     """Return ``repr(value)``, cut to a readable length for error messages."""
-    text = repr(value)
+    try:
+        text = repr(value)
+    except Exception:  # an int of over 4,300 digits, a broken __repr__: name the type
+        text = f"<{type(value).__name__}>"
     if len(text) > _MAX_SHOWN:
         return text[: _MAX_SHOWN - 5] + "…" + text[-4:]
     return text

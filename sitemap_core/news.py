@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from datetime import UTC, date, datetime
 from typing import Any, ClassVar, Final
 
-from . import entries as _entries
+from . import values as _values
 from .alternates import _LANGUAGE_HINTS, ISO_639_1
 from .errors import InvalidEntryError
 from .namespaces import NEWS_NS
@@ -97,7 +97,7 @@ def _normalise_language(value: Any) -> str:
 def _normalise_date(value: Any) -> tuple[str, datetime]:
     field = "news.publication_date"
     try:
-        text = _entries.normalise_lastmod(value)
+        text = _values.normalise_lastmod(value)
     except InvalidEntryError as exc:
         raise InvalidEntryError(field, value, exc.reason) from None
     if len(text) == 10:  # YYYY-MM-DD

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 
 from .entries import Entry
 from .errors import InvalidEntryError, SitemapTooLargeError
+from .extensions import declarations
 from .limits import CHUNK_BYTES, MAX_SITEMAP_BYTES, MAX_SITEMAPS_PER_INDEX, MAX_URLS_PER_SITEMAP
 from .namespaces import SITEMAP_NS
 from .xmltext import escape, escape_uri
@@ -57,11 +58,13 @@ def _url_element(entry: Entry) -> str:
     lastmod = entry.lastmod
     changefreq = entry.changefreq
     priority = entry.priority
+    extra = entry.extra
     return (
         f"<url><loc>{loc}</loc>"
         f"{'' if lastmod is None else f'<lastmod>{lastmod}</lastmod>'}"
         f"{'' if changefreq is None else f'<changefreq>{changefreq}</changefreq>'}"
         f"{'' if priority is None else f'<priority>{format_priority(priority)}</priority>'}"
+        f"{'' if extra is None else extra.xml}"
         "</url>\n"
     )
 
@@ -153,14 +156,71 @@ class DocumentEncoder:
 
 
 class UrlsetEncoder(DocumentEncoder):
-    """Writes a ``<urlset>`` document from :class:`Entry` batches."""
+    """Writes a ``<urlset>`` document from :class:`Entry` batches.
+
+    Extension namespaces (image, video, news, xhtml) are declared on ``<urlset>`` when
+    the first batch uses them, and only then; an entry of a later batch that needs one
+    more declares it on its own ``<url>`` element. Both are the same XML to a
+    namespace-aware reader and valid against the schemas, and a document of plain
+    entries stays free of unused declarations. ``namespaces`` (a mask of
+    :data:`~sitemap_core.extensions.NAMESPACES` bits) fixes the root's declarations
+    up front instead.
+    """
 
     head = f'{_XML_DECLARATION}<urlset xmlns="{SITEMAP_NS}">\n'
     tail = "</urlset>\n"
 
+    def __init__(
+        self,
+        *,
+        chunk_bytes: int = CHUNK_BYTES,
+        max_bytes: int = MAX_SITEMAP_BYTES,
+        namespaces: int | None = None,
+    ) -> None:
+        super().__init__(chunk_bytes=chunk_bytes, max_bytes=max_bytes)
+        self._declared: int | None = None
+        self._missing = 0
+        if namespaces is not None:
+            self._declare(namespaces)
+
+    def _declare(self, mask: int) -> None:
+        self._declared = mask
+        if mask:
+            head = f'{_XML_DECLARATION}<urlset xmlns="{SITEMAP_NS}"{declarations(mask)}>\n'.encode()
+            self._written += len(head) - len(self._buffer[0])
+            self._buffered += len(head) - len(self._buffer[0])
+            self._buffer[0] = head
+
+    def feed(
+        self, items: Sequence[Entry], max_item_bytes: int | None = None, source: str = ""
+    ) -> bytes:
+        """As :meth:`DocumentEncoder.feed`, declaring the namespaces the entries use."""
+        mask = 0
+        for entry in items:
+            extra = entry.extra
+            if extra is not None:
+                mask |= extra.mask
+        if self._declared is None:
+            if not items:
+                return b""
+            self._declare(mask)
+        assert self._declared is not None
+        self._missing = mask & ~self._declared
+        return super().feed(items, max_item_bytes, source)
+
     def render(self, items: Sequence[Entry]) -> str:
         """Return the ``<url>`` elements of ``items``."""
-        return "".join([_url_element(entry) for entry in items])
+        if not self._missing:
+            return "".join([_url_element(entry) for entry in items])
+        declared = self._declared or 0
+        parts = []
+        for entry in items:
+            text = _url_element(entry)
+            extra = entry.extra
+            if extra is not None and extra.mask & ~declared:
+                text = "<url" + declarations(extra.mask & ~declared) + text[4:]
+            parts.append(text)
+        return "".join(parts)
 
 
 class TextEncoder(DocumentEncoder):

@@ -29,6 +29,9 @@ def escape(text: str) -> str:
         text = text.replace('"', "&quot;")
     if "'" in text:
         text = text.replace("'", "&apos;")
+    if "\r" in text:
+        # A parser turns a raw CR into LF; the reference keeps it.
+        text = text.replace("\r", "&#13;")
     return text
 
 

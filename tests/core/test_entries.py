@@ -448,4 +448,4 @@ def test_repr_shows_only_set_fields() -> None:
 def test_entry_has_no_dict() -> None:
     entry = Entry("https://example.com/")
     with pytest.raises(AttributeError):
-        entry.extra = 1  # type: ignore[attr-defined]
+        entry.surprise = 1  # type: ignore[attr-defined]

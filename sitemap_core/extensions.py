@@ -1,0 +1,161 @@
+"""What an entry carries besides its four protocol fields: images, videos, news, alternates.
+
+An :class:`Extensions` holds the validated values and their XML, rendered once when the
+entry is built, plus the set of namespaces that XML uses (a bit mask), so that the
+writer's per-request work for an extended entry is one string and one mask test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Final
+
+from .alternates import Alternate, AlternatesInput, check_alternates
+from .errors import InvalidEntryError
+from .limits import MAX_IMAGES_PER_URL
+from .media import Image, Video
+from .namespaces import IMAGE_NS, NEWS_NS, VIDEO_NS, XHTML_NS
+from .news import News
+
+__all__ = ["ALL_NAMESPACES", "NAMESPACES", "Extensions", "declarations"]
+
+#: Namespace bits, in the order the declarations are written.
+IMAGE_BIT: Final = 1
+VIDEO_BIT: Final = 2
+NEWS_BIT: Final = 4
+XHTML_BIT: Final = 8
+
+#: (bit, prefix, URI) of every extension namespace.
+NAMESPACES: Final = (
+    (IMAGE_BIT, "image", IMAGE_NS),
+    (VIDEO_BIT, "video", VIDEO_NS),
+    (NEWS_BIT, "news", NEWS_NS),
+    (XHTML_BIT, "xhtml", XHTML_NS),
+)
+
+#: The mask of every extension namespace.
+ALL_NAMESPACES: Final = IMAGE_BIT | VIDEO_BIT | NEWS_BIT | XHTML_BIT
+
+
+def declarations(mask: int) -> str:
+    """The ``xmlns:prefix="uri"`` attributes of the namespaces in ``mask``."""
+    return "".join(f' xmlns:{prefix}="{uri}"' for bit, prefix, uri in NAMESPACES if mask & bit)
+
+
+def _images(value: Any) -> tuple[Image, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str | Image) or not isinstance(value, Iterable):
+        raise InvalidEntryError("images", value, "must be a list of Image objects or URLs")
+    images: list[Image] = []
+    for item in value:
+        if len(images) == MAX_IMAGES_PER_URL:
+            raise InvalidEntryError(
+                "images", value, f"has more than {MAX_IMAGES_PER_URL:,} images; Google's limit"
+            )
+        images.append(item if isinstance(item, Image) else Image(item))
+    return tuple(images)
+
+
+def _videos(value: Any) -> tuple[Video, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, Video):
+        return (value,)
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise InvalidEntryError("videos", value, "must be a list of Video objects")
+    videos = tuple(value)
+    for video in videos:
+        if not isinstance(video, Video):
+            raise InvalidEntryError("videos", video, "must be a Video")
+    return videos
+
+
+class Extensions:
+    """The images, videos, news and alternates of one entry, validated and rendered.
+
+    Build it with :meth:`build`, which returns None when there is nothing to carry (the
+    common case costs no object). ``xml`` is the text written inside ``<url>`` after
+    the protocol fields; ``mask`` the namespaces it needs (see :data:`NAMESPACES`).
+    """
+
+    __slots__ = ("alternates", "images", "mask", "news", "videos", "xml")
+
+    images: tuple[Image, ...]
+    videos: tuple[Video, ...]
+    news: News | None
+    alternates: tuple[Alternate, ...]
+    xml: str
+    mask: int
+
+    def __init__(
+        self,
+        images: tuple[Image, ...],
+        videos: tuple[Video, ...],
+        news: News | None,
+        alternates: tuple[Alternate, ...],
+    ) -> None:
+        self.images = images
+        self.videos = videos
+        self.news = news
+        self.alternates = alternates
+        parts = [image.to_xml() for image in images]
+        parts += [video.to_xml() for video in videos]
+        if news is not None:
+            parts.append(news.to_xml())
+        parts += [alternate.to_xml() for alternate in alternates]
+        self.xml = "".join(parts)
+        self.mask = (
+            (IMAGE_BIT if images else 0)
+            | (VIDEO_BIT if videos else 0)
+            | (NEWS_BIT if news is not None else 0)
+            | (XHTML_BIT if alternates else 0)
+        )
+
+    @classmethod
+    def build(
+        cls,
+        loc: str,
+        images: Iterable[Image | str] | None,
+        videos: Iterable[Video] | Video | None,
+        news: News | None,
+        alternates: AlternatesInput | None,
+    ) -> Extensions | None:
+        """Validate the extension arguments of the entry at ``loc``; None if all empty.
+
+        Raises :class:`InvalidEntryError` naming the field: more than 1,000 images,
+        something that is not an :class:`Image` / URL, :class:`Video` or :class:`News`,
+        a repeated hreflang, or alternates that leave out the entry's own URL (every
+        page of a hreflang group must list itself, or Google ignores the group).
+        """
+        found_images = _images(images)
+        found_videos = _videos(videos)
+        if news is not None and not isinstance(news, News):
+            raise InvalidEntryError("news", news, "must be a News")
+        found_alternates = check_alternates(alternates)
+        if found_alternates and all(a.href != loc for a in found_alternates):
+            raise InvalidEntryError(
+                "alternates",
+                [a.href for a in found_alternates],
+                f"must include the entry's own URL {loc!r} (hreflang groups are reciprocal)",
+            )
+        if not (found_images or found_videos or news is not None or found_alternates):
+            return None
+        return cls(found_images, found_videos, news, found_alternates)
+
+    def _key(self) -> tuple[object, ...]:
+        return (self.images, self.videos, self.news, self.alternates)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Extensions):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return (
+            f"Extensions(images={len(self.images)}, videos={len(self.videos)}, "
+            f"news={self.news is not None}, alternates={len(self.alternates)})"
+        )

@@ -54,7 +54,7 @@ from sitemap_core.http import ALLOWED_METHODS, Reply, method_not_allowed
 from sitemap_core.limits import MAX_SITEMAPS_PER_INDEX, MAX_URLS_PER_SITEMAP
 from sitemap_core.robots import DEFAULT_RULES
 from sitemap_core.serve import answer_robots, count_index_parts, request_headers, respond
-from sitemap_core.site import DEFAULT_CACHE_CONTROL, check_page_size
+from sitemap_core.site import DEFAULT_CACHE_CONTROL, check_index_size, check_page_size
 from sitemap_core.sources import check_name
 
 from .routes import Params, RouteSpec, route_entries
@@ -115,6 +115,7 @@ class Sitemapper:
         if config["SITEMAP_BASE_URL"]:
             BaseURL.parse(config["SITEMAP_BASE_URL"])
         check_page_size(config["SITEMAP_PAGE_SIZE"])
+        check_index_size(config["SITEMAP_INDEX_SIZE"])
         self._apps.append(app)
         app.extensions[_EXTENSION_KEY] = _AppState()
         for index, rule in enumerate(_SITEMAP_RULES):

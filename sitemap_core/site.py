@@ -38,7 +38,7 @@ from .robots import (
     robots_txt,
     sitemap_urls,
 )
-from .sources import Limits
+from .sources import Limits, check_name
 from .xmltext import escape_uri
 
 __all__ = [
@@ -49,6 +49,7 @@ __all__ = [
     "Site",
     "Target",
     "check_complete",
+    "check_index_size",
     "check_page_size",
     "index_part_path",
 ]
@@ -180,6 +181,17 @@ def check_page_size(page_size: object) -> int:
     return page_size
 
 
+def check_index_size(index_size: object) -> int:
+    """Return ``index_size`` if it is a whole number from 1 to 50,000, else raise."""
+    if isinstance(index_size, bool) or not isinstance(index_size, int):
+        raise ConfigurationError(f"index size must be an int, got {index_size!r}")
+    if not 1 <= index_size <= MAX_SITEMAPS_PER_INDEX:
+        raise ConfigurationError(
+            f"index size {index_size} must be between 1 and {MAX_SITEMAPS_PER_INDEX}"
+        )
+    return index_size
+
+
 class Site(Generic[S]):
     """The registered sources and the settings that shape the documents.
 
@@ -205,13 +217,10 @@ class Site(Generic[S]):
         index_size: int = MAX_SITEMAPS_PER_INDEX,
     ) -> None:
         check_page_size(page_size)
-        if isinstance(index_size, bool) or not isinstance(index_size, int):
-            raise ConfigurationError(f"index size must be an int, got {index_size!r}")
-        if not 1 <= index_size <= MAX_SITEMAPS_PER_INDEX:
-            raise ConfigurationError(
-                f"index size {index_size} must be between 1 and {MAX_SITEMAPS_PER_INDEX}"
-            )
+        check_index_size(index_size)
         names = [source.name for source in sources]
+        for name in names:
+            check_name(name)  # also for sources built directly, bypassing from_object
         duplicated = sorted({name for name in names if names.count(name) > 1})
         if duplicated:
             raise ConfigurationError(f"source names must be unique; repeated: {duplicated}")

@@ -69,7 +69,7 @@ _EXTENSION_KEY = "sitemapper"
 _SITEMAP_RULES = tuple(
     f"{stem}.{fmt}{gz}"
     for stem in ("/sitemap", "/sitemap-<page>")
-    for fmt in ("xml", "txt")
+    for fmt in ("xml", "txt", "html")
     for gz in ("", ".gz")
 )
 

@@ -12,6 +12,7 @@ from typing import Final
 
 __all__ = [
     "ALLOWED_METHODS",
+    "HTML",
     "TEXT",
     "XML",
     "Reply",
@@ -22,6 +23,7 @@ __all__ = [
 ]
 
 XML: Final = "application/xml; charset=utf-8"
+HTML: Final = "text/html; charset=utf-8"
 TEXT: Final = "text/plain; charset=utf-8"
 ALLOWED_METHODS: Final = ("GET", "HEAD")
 

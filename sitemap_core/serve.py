@@ -29,6 +29,7 @@ from .cache import PageCache, cache_get, cache_set
 from .compress import GzipStream, accepts_gzip, gzip_chunks
 from .entries import Entry
 from .hosts import BaseURL, UntrustedHostError
+from .html import CONTENT_SECURITY_POLICY
 from .http import (
     ALLOWED_METHODS,
     Reply,
@@ -315,6 +316,11 @@ def _document_headers(site: Site[S], pending: Pending[S], plan: Plan[S]) -> list
         # A .gz URL names the compressed file itself: no coding to negotiate.
         return [("Content-Type", GZIP_TYPE), ("Cache-Control", site.cache_control)]
     headers = [("Content-Type", plan.content_type)]
+    if plan.view is not None:
+        headers += [
+            ("Content-Security-Policy", CONTENT_SECURITY_POLICY),
+            ("X-Content-Type-Options", "nosniff"),
+        ]
     if site.gzip:
         headers.append(("Vary", "Accept-Encoding"))
     if pending.coding == "gzip":

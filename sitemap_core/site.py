@@ -27,10 +27,8 @@ from .cache import PageCache
 from .entries import Entry
 from .errors import ConfigurationError, InvalidEntryError
 from .hosts import BaseURL
-from .http import (
-    TEXT,
-    XML,
-)
+from .html import HtmlEncoder, HtmlIndexEncoder, HtmlView
+from .http import HTML, TEXT, XML
 from .limits import MAX_SITEMAP_BYTES, MAX_SITEMAPS_PER_INDEX, MAX_URLS_PER_SITEMAP
 from .render import DocumentEncoder, IndexEncoder, TextEncoder, UrlsetEncoder
 from .robots import (
@@ -56,14 +54,14 @@ __all__ = [
 
 logger = logging.getLogger("sitemap_core")
 
-Format = Literal["xml", "txt"]
+Format = Literal["xml", "txt", "html"]
 
 ROBOTS_PATH = "/robots.txt"
-_ROOT = re.compile(r"/sitemap\.(xml|txt)(\.gz)?")
+_ROOT = re.compile(r"/sitemap\.(xml|txt|html)(\.gz)?")
 # Page numbers are canonical (no leading zero) and bounded in length, so '007', '-1',
 # 'abc' and a thousand digits are all simply unknown paths: 404, never 500.
-_INDEX_PART = re.compile(r"/sitemap-index-([2-9]|[1-9][0-9]{1,17})\.xml(\.gz)?")
-_PAGE = re.compile(r"/sitemap-([a-z0-9][a-z0-9_-]{0,63})-([1-9][0-9]{0,17})\.(xml|txt)(\.gz)?")
+_INDEX_PART = re.compile(r"/sitemap-index-([2-9]|[1-9][0-9]{1,17})\.(xml|html)(\.gz)?")
+_PAGE = re.compile(r"/sitemap-([a-z0-9][a-z0-9_-]{0,63})-([1-9][0-9]{0,17})\.(xml|txt|html)(\.gz)?")
 
 #: The default Cache-Control of sitemap documents: crawlers and CDNs may keep them an
 #: hour, then revalidate (cheap: a 304 from the ETag).
@@ -117,7 +115,7 @@ class Target:
         if self.kind == "root":
             return f"/sitemap.{self.fmt}"
         if self.kind == "index":
-            return index_part_path(self.page)
+            return index_part_path(self.page, self.fmt)
         return f"/sitemap-{self.source}-{self.page}.{self.fmt}"
 
 
@@ -132,6 +130,8 @@ class Plan(Generic[S]):
     children: list[Entry] = field(default_factory=list)
     #: Every loc must start with this (the base URL and "/"), or None to allow any.
     origin: str | None = None
+    #: For the HTML view of the document: its title and navigation.
+    view: HtmlView | None = None
 
     def ranges(self) -> list[tuple[S, int, int]]:
         """The source ranges the document lists: its slices, or the index's children."""
@@ -150,10 +150,16 @@ class Plan(Generic[S]):
     @property
     def content_type(self) -> str:
         """The Content-Type of the document."""
+        if self.view is not None:
+            return HTML
         return TEXT if self.kind == "text" else XML
 
     def encoder(self) -> DocumentEncoder:
         """A fresh encoder for this document kind."""
+        if self.view is not None:
+            if self.kind == "index":
+                return HtmlIndexEncoder(self.view)
+            return HtmlEncoder(self.view)
         if self.kind == "index":
             return IndexEncoder()
         return TextEncoder() if self.kind == "text" else UrlsetEncoder()
@@ -238,16 +244,18 @@ class Site(Generic[S]):
         if path == ROBOTS_PATH:
             return Target("robots")
         root = _ROOT.fullmatch(path)
+        target: Target | None = None
         if root is not None:
-            return Target("root", _format(root.group(1)), gz=root.group(2) is not None)
-        part = _INDEX_PART.fullmatch(path)
-        if part is not None:
-            return Target("index", page=int(part.group(1)), gz=part.group(2) is not None)
-        page = _PAGE.fullmatch(path)
-        if page is not None:
+            target = Target("root", _format(root.group(1)), gz=root.group(2) is not None)
+        elif (part := _INDEX_PART.fullmatch(path)) is not None:
+            fmt, gz = _format(part.group(2)), part.group(3) is not None
+            target = Target("index", fmt, page=int(part.group(1)), gz=gz)
+        elif (page := _PAGE.fullmatch(path)) is not None:
             fmt, gz = _format(page.group(3)), page.group(4) is not None
-            return Target("page", fmt, page.group(1), int(page.group(2)), gz)
-        return None
+            target = Target("page", fmt, page.group(1), int(page.group(2)), gz)
+        if target is not None and target.fmt == "html" and target.gz:
+            return None  # the HTML view is for browsers, which negotiate gzip themselves
+        return target
 
     def sources_to_count(self, target: Target) -> list[S]:
         """The sources whose counts :meth:`plan` needs for ``target``."""
@@ -315,16 +323,19 @@ class Site(Generic[S]):
         """Decide the document for ``target``; None means 404 (nothing there)."""
         origin = base.prefix if self.same_host_only else None
         kind: Literal["urlset", "text"] = "text" if target.fmt == "txt" else "urlset"
+        html = target.fmt == "html"
         if target.kind == "page":
             source = self.sources.get(target.source)
             if source is None:
                 return None
             size = self.entries_per_page(source.name)
-            if not 1 <= target.page <= self.pages(counts[source.name], source.name):
+            pages = self.pages(counts[source.name], source.name)
+            if not 1 <= target.page <= pages:
                 return None
             start = (target.page - 1) * size
             stop = min(start + size, counts[source.name])
-            return Plan[S](kind, [(source, start, stop)], origin=origin)
+            view = self._page_view(target, pages, start, stop, counts, base) if html else None
+            return Plan[S](kind, [(source, start, stop)], origin=origin, view=view)
         if target.kind not in ("root", "index"):
             return None
         total = sum(counts[name] for name in self.sources)
@@ -334,7 +345,12 @@ class Site(Generic[S]):
             if target.kind == "index":
                 return None
             slices = [(self.sources[name], 0, n) for name, n in counts.items() if n]
-            return Plan[S](kind, slices, origin=origin)
+            view = None
+            if html:
+                summary = f"{total:,} URLs in one sitemap"
+                links = [("XML", _sibling("/sitemap.xml"))]
+                view = HtmlView(f"Sitemap of {base.url}", summary, links)
+            return Plan[S](kind, slices, origin=origin, view=view)
         if target.fmt == "txt":
             return None  # text sitemaps have no index form; the pages are listed in XML
         child_ranges = []
@@ -343,7 +359,8 @@ class Site(Generic[S]):
             for number in range(1, self.pages(counts[name], name) + 1):
                 start = (number - 1) * size
                 stop = min(start + size, counts[name])
-                child_ranges.append((source, start, stop, base.join(self.page_path(name, number))))
+                path = self.page_path(name, number, "html" if html else "xml")
+                child_ranges.append((source, start, stop, base.join(path)))
         # Above the capacity the index is split: part 1 at /sitemap.xml, part N at
         # /sitemap-index-N.xml, each a full index file; robots.txt lists them all
         # (indexes of indexes are not part of the protocol).
@@ -352,16 +369,59 @@ class Site(Generic[S]):
         part = child_ranges[(number - 1) * capacity : number * capacity]
         if not part:
             return None
-        return Plan[S]("index", child_ranges=part)
+        view = None
+        if html:
+            parts = -(-len(child_ranges) // capacity)
+            title = f"Sitemap index of {base.url}"
+            if parts > 1:
+                title += f", part {number} of {parts}"
+            summary = f"{len(child_ranges):,} sitemaps listing {total:,} URLs"
+            links = [("XML", _sibling(index_part_path(number)))]
+            if number > 1:
+                links.append(("Previous part", _sibling(index_part_path(number - 1, "html"))))
+            if number < parts:
+                links.append(("Next part", _sibling(index_part_path(number + 1, "html"))))
+            view = HtmlView(title, summary, links, (number - 1) * capacity + 1)
+        return Plan[S]("index", child_ranges=part, view=view)
+
+    def _page_view(
+        self,
+        target: Target,
+        pages: int,
+        start: int,
+        stop: int,
+        counts: Mapping[str, int],
+        base: BaseURL,
+    ) -> HtmlView:
+        name, number = target.source, target.page
+        links = [
+            ("Index", _sibling("/sitemap.html")),
+            ("XML", _sibling(self.page_path(name, number))),
+        ]
+        if number > 1:
+            links.append(("Previous page", _sibling(self.page_path(name, number - 1, "html"))))
+        if number < pages:
+            links.append(("Next page", _sibling(self.page_path(name, number + 1, "html"))))
+        title = f"Sitemap: {name}, page {number} of {pages}"
+        summary = f"URLs {start + 1:,} to {stop:,} of {counts[name]:,}"
+        return HtmlView(title, summary, links, start + 1)
 
 
-def index_part_path(number: int) -> str:
+def _sibling(path: str) -> str:
+    # Links between the HTML pages are relative (all documents are siblings under the
+    # mount point), so they work on whatever host the browser reached the site by.
+    return path.removeprefix("/")
+
+
+def index_part_path(number: int, fmt: Format = "xml") -> str:
     """The path of part ``number`` of a split index (part 1 is ``/sitemap.xml``)."""
-    return "/sitemap.xml" if number == 1 else f"/sitemap-index-{number}.xml"
+    return f"/sitemap.{fmt}" if number == 1 else f"/sitemap-index-{number}.{fmt}"
 
 
 def _format(extension: str) -> Format:
-    return "txt" if extension == "txt" else "xml"
+    if extension == "txt":
+        return "txt"
+    return "html" if extension == "html" else "xml"
 
 
 def check_complete(source: str, start: int, stop: int, pulled: int) -> None:

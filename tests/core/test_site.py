@@ -70,7 +70,7 @@ def test_match(path: str, target: Target) -> None:
         "/sitemap-POSTS-1.xml",
         f"/sitemap-{'x' * 65}-1.xml",
         "/sitemap-posts-1.XML",
-        "/sitemap-posts-1.html",
+        "/sitemap-posts-1.html.gz",
         "/sitemap-posts-1.xml.gzip",
         "/sitemap-posts-1.gz",
         "/sitemap-posts-1.xml.gz.gz",

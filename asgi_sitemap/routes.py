@@ -21,15 +21,16 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from sitemap_core import ConfigurationError, Entry, InvalidEntryError
+from sitemap_core import ConfigurationError, Entry
 from sitemap_core.aio import AsyncUrlSource, Runner
 from sitemap_core.entries import ChangeFreq, LastmodInput
 from sitemap_core.params import (
+    Languages,
     Params,
     check_params,
     entry_defaults,
+    param_entries,
     param_result,
-    split_param_item,
     wraps,
 )
 from sitemap_core.sources import check_name, walk_count
@@ -46,6 +47,7 @@ class _Spec:
     endpoint: Callable[..., Any]
     params: Params | None
     defaults: dict[str, Any] = field(default_factory=dict)
+    languages: Languages | None = None
 
     @property
     def label(self) -> str:
@@ -66,19 +68,30 @@ class SitemapRoutes:
         lastmod: LastmodInput | None = None,
         changefreq: ChangeFreq | str | None = None,
         priority: float | None = None,
+        hreflang: str | None = None,
+        languages: Iterable[str] | None = None,
+        x_default: str | None = None,
     ) -> Callable[[F], F]:
         """Mark an endpoint; bad arguments raise here, at import time.
 
         A route with path parameters needs ``params``: dicts of path values, or
         ``(values, fields)`` pairs with per-URL ``lastmod`` / ``changefreq`` /
-        ``priority``. The rest are defaults for every URL of the route.
+        ``priority`` (or ``images`` / ``videos`` / ``news`` / ``alternates``). The
+        rest are defaults for every URL of the route.
+
+        hreflang: for a route whose path parameter ``hreflang`` holds the language
+        (``/{lang}/about``), ``languages`` lists its values; each param item gives one
+        URL per language, each listing all of them (and ``x-default``, the URL of
+        ``x_default``) as alternates.
         """
         defaults = entry_defaults(lastmod, changefreq, priority)
 
         def decorator(endpoint: F) -> F:
             if not callable(endpoint):
                 raise ConfigurationError(f"include() decorates an endpoint, got {endpoint!r}")
-            spec = _Spec(endpoint, params, defaults)
+            label = getattr(endpoint, "__qualname__", repr(endpoint))
+            group = Languages.build(hreflang, languages, x_default, label)
+            spec = _Spec(endpoint, params, defaults, group)
             check_params(params, spec.label)
             self._specs.append(spec)
             return endpoint
@@ -105,8 +118,10 @@ class SitemapRoutes:
             raise ConfigurationError(
                 f"{spec.label} is marked with include() but is not a route of this app"
             )
+        language = set() if spec.languages is None else {spec.languages.variable}
         for name, route in found:
-            if getattr(route, "param_convertors", None) and spec.params is None:
+            parameters = set(getattr(route, "param_convertors", None) or ()) - language
+            if parameters and spec.params is None:
                 raise ConfigurationError(
                     f"route {name!r} has path parameters; include() needs params= for it"
                 )
@@ -116,7 +131,8 @@ class SitemapRoutes:
         total = 0
         for spec in self._specs:
             routes = len(self._routes_of(spec))
-            total += routes * await _count_params(spec, runner)
+            per_item = 1 if spec.languages is None else len(spec.languages.values)
+            total += routes * per_item * await _count_params(spec, runner)
         return total
 
     async def _batches(
@@ -172,12 +188,12 @@ async def _spec_batches(
 ) -> AsyncIterator[list[Entry]]:
     params = spec.params
     if params is None:
-        yield [_entry(spec, name, {})]
+        yield _entries(spec, name, {})
     elif inspect.isasyncgenfunction(params):
         batch: list[Entry] = []
         async for item in params():
-            batch.append(_entry(spec, name, item))
-            if len(batch) == size:
+            batch.extend(_entries(spec, name, item))
+            if len(batch) >= size:
                 yield batch
                 batch = []
         if batch:
@@ -204,17 +220,15 @@ async def _spec_batches(
 def _sync_batches(spec: _Spec, name: str, items: Iterable[Any], size: int) -> Iterator[list[Entry]]:
     batch: list[Entry] = []
     for item in items:
-        batch.append(_entry(spec, name, item))
-        if len(batch) == size:
+        batch.extend(_entries(spec, name, item))
+        if len(batch) >= size:
             yield batch
             batch = []
     if batch:
         yield batch
 
 
-def _entry(spec: _Spec, name: str, item: Any) -> Entry:
-    values, fields = split_param_item(item, spec.label)
-    try:
-        return Entry(url_for(name, **values), **{**spec.defaults, **fields})
-    except InvalidEntryError as exc:
-        raise exc.with_source(name) from None
+def _entries(spec: _Spec, name: str, item: Any) -> list[Entry]:
+    return param_entries(
+        item, name, spec.defaults, spec.languages, lambda values: url_for(name, **values)
+    )

@@ -52,6 +52,7 @@ from sitemap_core.entries import ChangeFreq, LastmodInput
 from sitemap_core.hosts import LOOPBACK_HOSTS
 from sitemap_core.http import ALLOWED_METHODS, Reply, method_not_allowed
 from sitemap_core.limits import MAX_SITEMAPS_PER_INDEX, MAX_URLS_PER_SITEMAP
+from sitemap_core.params import Languages
 from sitemap_core.robots import DEFAULT_RULES
 from sitemap_core.serve import answer_robots, count_index_parts, request_headers, respond
 from sitemap_core.site import DEFAULT_CACHE_CONTROL, check_index_size, check_page_size
@@ -138,6 +139,9 @@ class Sitemapper:
         changefreq: ChangeFreq | str | None = None,
         priority: float | None = None,
         source: str = "pages",
+        hreflang: str | None = None,
+        languages: Iterable[str] | None = None,
+        x_default: str | None = None,
     ) -> Callable[[F], F]:
         """Decorate a view function to list its route(s) in the sitemap.
 
@@ -147,12 +151,20 @@ class Sitemapper:
         ``({"post_id": 7}, {"lastmod": row.updated_at})``. ``lastmod``,
         ``changefreq`` and ``priority`` are the defaults for every URL of the route.
         Routes are grouped into the source named ``source`` (``"pages"``).
+
+        hreflang: for a route whose URL variable ``hreflang`` holds the language
+        (``/<lang>/about``), ``languages`` lists its values; each param item then gives
+        one URL per language, every one listing all of them as alternates, plus
+        ``x-default`` for the URL of ``x_default``. Per-URL fields may also carry
+        ``images``, ``videos``, ``news`` or ``alternates``.
+
         Bad arguments raise here, at import time.
         """
 
         def decorator(view: F) -> F:
             self._check_open()
-            spec = RouteSpec.build(view, params, lastmod, changefreq, priority)
+            group = Languages.build(hreflang, languages, x_default, view.__qualname__)
+            spec = RouteSpec.build(view, params, lastmod, changefreq, priority, group)
             if source in self._sources:
                 raise ConfigurationError(f"source name {source!r} is already a source()")
             check_name(source)

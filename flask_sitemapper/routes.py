@@ -9,22 +9,23 @@ site's base URL, so blueprints, ``url_defaults`` and ``APPLICATION_ROOT`` all ap
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
 
 from flask import Flask, url_for
 
-from sitemap_core import ConfigurationError, Entry, InvalidEntryError
+from sitemap_core import ConfigurationError, Entry
 from sitemap_core.entries import ChangeFreq, LastmodInput
 from sitemap_core.params import (
+    Languages,
     ParamItem,
     Params,
     check_params,
     entry_defaults,
+    param_entries,
     param_result,
-    split_param_item,
     wraps,
 )
 from sitemap_core.sources import walk_count
@@ -39,6 +40,7 @@ class RouteSpec:
     view: Callable[..., Any]
     params: Params | None
     defaults: dict[str, Any] = field(default_factory=dict)
+    languages: Languages | None = None
 
     @classmethod
     def build(
@@ -48,6 +50,7 @@ class RouteSpec:
         lastmod: LastmodInput | None,
         changefreq: ChangeFreq | str | None,
         priority: float | None,
+        languages: Languages | None = None,
     ) -> RouteSpec:
         """Validate the decorator's arguments now, at import time, not on the first crawl."""
         if not callable(view):
@@ -56,12 +59,14 @@ class RouteSpec:
         check_params(params, view.__qualname__)
         if params is None:
             required = _required_arguments(view)
+            if languages is not None:  # the language variable is filled in per URL
+                required = [name for name in required if name != languages.variable]
             if required:
                 raise ConfigurationError(
                     f"{view.__qualname__} takes URL arguments {required}; "
                     "include() needs params= to know their values"
                 )
-        return cls(view, params, defaults)
+        return cls(view, params, defaults, languages)
 
     def find_endpoints(self, app: Flask) -> list[str]:
         """The endpoints ``app`` registered for this view (through any wrappers)."""
@@ -86,19 +91,18 @@ class RouteSpec:
 
     def count(self, app: Flask) -> int:
         """How many URLs this spec yields (walks ``params`` unless it is sized)."""
-        return walk_count(self.param_items()) * len(self.endpoints(app))
+        per_item = 1 if self.languages is None else len(self.languages.values)
+        return walk_count(self.param_items()) * len(self.endpoints(app)) * per_item
 
     def entries(self, app: Flask) -> Iterator[Entry]:
         """Build one entry per endpoint and param item, with ``url_for``."""
-        name = self.view.__qualname__
         for endpoint in self.endpoints(app):
+
+            def build_url(values: Mapping[str, Any], endpoint: str = endpoint) -> str:
+                return url_for(endpoint, _external=True, **values)
+
             for item in self.param_items():
-                values, fields = split_param_item(item, name)
-                url = url_for(endpoint, _external=True, **values)
-                try:
-                    yield Entry(url, **{**self.defaults, **fields})
-                except InvalidEntryError as exc:
-                    raise exc.with_source(endpoint) from None
+                yield from param_entries(item, endpoint, self.defaults, self.languages, build_url)
 
 
 def route_entries(app: Flask, specs: list[RouteSpec], start: int, stop: int) -> Iterator[Entry]:

@@ -2,22 +2,31 @@
 
 A decorated route is listed once per item of its ``params``; an item is a mapping of
 URL values, or a ``(values, fields)`` pair whose fields (``lastmod``, ``changefreq``,
-``priority``) override the decorator's defaults for that URL.
+``priority``, ``images``, ``videos``, ``news``, ``alternates``) override the
+decorator's defaults for that URL.
+
+A route whose URL carries the language (``/<lang>/about``) can declare its hreflang
+group once, with :class:`Languages`: every param item then gives one URL per language,
+and each of them lists all of them (and ``x-default``) as alternates.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any, TypeAlias
 
+from .alternates import X_DEFAULT, check_alternates, normalise_hreflang
 from .entries import ChangeFreq, Entry, LastmodInput
 from .errors import ConfigurationError, InvalidEntryError
 
 __all__ = [
+    "Languages",
     "ParamItem",
     "Params",
     "check_params",
     "entry_defaults",
+    "param_entries",
     "param_result",
     "split_param_item",
     "wraps",
@@ -29,7 +38,9 @@ ParamItem: TypeAlias = Mapping[str, Any] | tuple[Mapping[str, Any], Mapping[str,
 #: list / tuple of them.
 Params: TypeAlias = Callable[[], Iterable[ParamItem]] | Iterable[ParamItem] | Callable[[], Any]
 
-ENTRY_FIELDS = frozenset({"lastmod", "changefreq", "priority"})
+ENTRY_FIELDS = frozenset(
+    {"lastmod", "changefreq", "priority", "images", "videos", "news", "alternates"}
+)
 
 
 def entry_defaults(
@@ -104,3 +115,90 @@ def wraps(func: Callable[..., Any], target: Callable[..., Any]) -> bool:
             return True
         current = getattr(current, "__wrapped__", None)
     return False
+
+
+@dataclass(frozen=True)
+class Languages:
+    """The hreflang group of a route whose URL variable ``variable`` is the language.
+
+    ``values`` are the URL values of that variable and ``codes`` their hreflang codes
+    (the same, normalised: ``"pt_br"`` in the URL is ``"pt-BR"`` as hreflang);
+    ``x_default`` is the value whose URL is also the ``x-default`` alternate.
+    """
+
+    variable: str
+    values: tuple[str, ...]
+    codes: tuple[str, ...]
+    x_default: str | None = None
+
+    @classmethod
+    def build(
+        cls,
+        variable: str | None,
+        languages: Iterable[str] | None,
+        x_default: str | None,
+        view: str,
+    ) -> Languages | None:
+        """Validate a decorator's ``hreflang`` / ``languages`` / ``x_default`` (import
+        time); None when the route declares no group."""
+        if variable is None and languages is None and x_default is None:
+            return None
+        if not isinstance(variable, str) or not variable:
+            raise ConfigurationError(
+                f"{view}: hreflang= must name the URL variable that holds the language"
+            )
+        if languages is None or isinstance(languages, str) or not isinstance(languages, Iterable):
+            raise ConfigurationError(f"{view}: languages= must be a list of language values")
+        values = tuple(languages)
+        if len(values) < 2:
+            raise ConfigurationError(f"{view}: an hreflang group needs at least two languages")
+        try:
+            codes = tuple(normalise_hreflang(value) for value in values)
+        except InvalidEntryError as exc:
+            raise ConfigurationError(f"{view}: {exc}") from None
+        if X_DEFAULT in codes or len(set(codes)) != len(codes):
+            raise ConfigurationError(
+                f"{view}: languages= {list(values)} repeats a language or lists x-default"
+                " (use x_default= for it)"
+            )
+        if x_default is not None and x_default not in values:
+            raise ConfigurationError(
+                f"{view}: x_default={x_default!r} must be one of languages= {list(values)}"
+            )
+        return cls(variable, values, codes, x_default)
+
+    def urls(
+        self, values: Mapping[str, Any], build_url: Callable[[Mapping[str, Any]], str]
+    ) -> list[str]:
+        """The URL of each language for one param item."""
+        return [build_url({**values, self.variable: value}) for value in self.values]
+
+
+def param_entries(
+    item: Any,
+    view: str,
+    defaults: Mapping[str, Any],
+    languages: Languages | None,
+    build_url: Callable[[Mapping[str, Any]], str],
+) -> list[Entry]:
+    """The entries of one param item of a route: one, or one per language.
+
+    ``build_url`` is the front's ``url_for`` for the route. Errors name ``view``.
+    """
+    values, fields = split_param_item(item, view)
+    given = {**defaults, **fields}
+    try:
+        if languages is None:
+            return [Entry(build_url(values), **given)]
+        if "alternates" in given:
+            raise InvalidEntryError(
+                "alternates", given["alternates"], "the route's languages= already set them"
+            )
+        urls = languages.urls(values, build_url)
+        pairs = list(zip(languages.codes, urls, strict=True))
+        if languages.x_default is not None:
+            pairs.append((X_DEFAULT, urls[languages.values.index(languages.x_default)]))
+        alternates = check_alternates(pairs)
+        return [Entry(url, alternates=alternates, **given) for url in urls]
+    except InvalidEntryError as exc:
+        raise exc.with_source(view) from None

@@ -13,7 +13,7 @@ paths, lifespan and websocket scopes) to the app untouched. It is not a
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping, Sequence
 from typing import Any, Literal
 
 import anyio
@@ -75,6 +75,7 @@ class SitemapMiddleware:
         cache: PageCache | Literal[False] | None = None,
         gzip: bool = True,
         index_size: int = MAX_SITEMAPS_PER_INDEX,
+        extra_sitemaps: Sequence[str] = (),
         router: Any | None = None,
     ) -> None:
         self.app = app
@@ -93,6 +94,7 @@ class SitemapMiddleware:
             cache=default_cache(cache),
             gzip=gzip,
             index_size=index_size,
+            extra_sitemaps=extra_sitemaps,
         )
         self.base_policy = BasePolicy.create(base_url, allowed_hosts)
         self.robots = robots
@@ -232,6 +234,7 @@ class SitemapMiddleware:
             _asgi_headers(scope),
             self.site.cache_control,
             lambda base: parts,
+            self.site.extra_sitemaps,
         )
         if reply is None:
             await captured.replay(send, head)

@@ -32,6 +32,9 @@ Configuration (``app.config``), with defaults:
 ``SITEMAP_INDEX_SIZE`` (50,000)
     Children per ``<sitemapindex>`` file; above it the index is split into parts,
     each listed in robots.txt (lower it only to test that split).
+``SITEMAP_EXTRA_SITEMAPS`` (``()``)
+    More absolute sitemap URLs for robots.txt to list after ours (another host's
+    sitemap this host vouches for, a static file).
 """
 
 from __future__ import annotations
@@ -55,7 +58,12 @@ from sitemap_core.limits import MAX_SITEMAPS_PER_INDEX, MAX_URLS_PER_SITEMAP
 from sitemap_core.params import Languages
 from sitemap_core.robots import DEFAULT_RULES
 from sitemap_core.serve import answer_robots, count_index_parts, request_headers, respond
-from sitemap_core.site import DEFAULT_CACHE_CONTROL, check_index_size, check_page_size
+from sitemap_core.site import (
+    DEFAULT_CACHE_CONTROL,
+    check_extra_sitemaps,
+    check_index_size,
+    check_page_size,
+)
 from sitemap_core.sources import check_name
 
 from .routes import Params, RouteSpec, route_entries
@@ -112,11 +120,13 @@ class Sitemapper:
         config.setdefault("SITEMAP_CACHE", None)
         config.setdefault("SITEMAP_GZIP", True)
         config.setdefault("SITEMAP_INDEX_SIZE", MAX_SITEMAPS_PER_INDEX)
+        config.setdefault("SITEMAP_EXTRA_SITEMAPS", ())
         # Fail at start-up, not on a crawl (values set after init_app are checked then).
         if config["SITEMAP_BASE_URL"]:
             BaseURL.parse(config["SITEMAP_BASE_URL"])
         check_page_size(config["SITEMAP_PAGE_SIZE"])
         check_index_size(config["SITEMAP_INDEX_SIZE"])
+        check_extra_sitemaps(config["SITEMAP_EXTRA_SITEMAPS"])
         self._apps.append(app)
         app.extensions[_EXTENSION_KEY] = _AppState()
         for index, rule in enumerate(_SITEMAP_RULES):
@@ -269,6 +279,7 @@ class Sitemapper:
                 cache=default_cache(app.config["SITEMAP_CACHE"]),
                 gzip=app.config["SITEMAP_GZIP"],
                 index_size=app.config["SITEMAP_INDEX_SIZE"],
+                extra_sitemaps=app.config["SITEMAP_EXTRA_SITEMAPS"],
             )
         return state.site
 
@@ -359,6 +370,7 @@ class Sitemapper:
             request_headers(request.headers.get),
             app.config["SITEMAP_CACHE_CONTROL"],
             index_parts,
+            check_extra_sitemaps(app.config["SITEMAP_EXTRA_SITEMAPS"]),
         )
         return response if reply is None else _to_response(app, reply)
 

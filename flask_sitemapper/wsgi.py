@@ -13,7 +13,7 @@ outside this middleware so that a request's scheme and host are the public ones.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from http import HTTPStatus
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
@@ -69,6 +69,7 @@ class SitemapMiddleware:
         cache: PageCache | Literal[False] | None = None,
         gzip: bool = True,
         index_size: int = MAX_SITEMAPS_PER_INDEX,
+        extra_sitemaps: Sequence[str] = (),
     ) -> None:
         self.app = app
         if isinstance(sources, Mapping):
@@ -84,6 +85,7 @@ class SitemapMiddleware:
             cache=default_cache(cache),
             gzip=gzip,
             index_size=index_size,
+            extra_sitemaps=extra_sitemaps,
         )
         self.base_policy = BasePolicy.create(base_url, allowed_hosts)
         self.robots = robots
@@ -144,6 +146,7 @@ class SitemapMiddleware:
             _wsgi_headers(environ),
             self.site.cache_control,
             lambda base: count_index_parts(self.site, base),
+            self.site.extra_sitemaps,
         )
         if reply is None:
             return captured.replay(read or app_body, start_response, head)

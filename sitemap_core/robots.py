@@ -27,17 +27,18 @@ REPLACED_HEADERS = frozenset(
 )
 
 
-def sitemap_urls(base: BaseURL, index_parts: int = 1) -> list[str]:
+def sitemap_urls(base: BaseURL, index_parts: int = 1, extra: Sequence[str] = ()) -> list[str]:
     """The sitemap URLs robots.txt declares for a site at ``base``.
 
     ``/sitemap.xml``, then ``/sitemap-index-N.xml`` for each further part of an index
     split above 50,000 children. Knowing the parts takes the sources' counts; the
     fronts count best-effort and fall back to one part, so that robots.txt keeps
     working even when a source is misconfigured (crawlers read a failing robots.txt
-    as "disallow everything").
+    as "disallow everything"). ``extra`` are further sitemap URLs, listed after ours
+    (another host's sitemap that this host vouches for, a static file).
     """
     paths = ["/sitemap.xml"] + [f"/sitemap-index-{n}.xml" for n in range(2, index_parts + 1)]
-    return [base.join(path) for path in paths]
+    return [base.join(path) for path in paths] + [url for url in extra]
 
 
 def is_mergeable(status: int, content_type: str) -> bool:

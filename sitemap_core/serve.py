@@ -169,6 +169,7 @@ def answer_robots(
     request: Mapping[str, str] = NO_HEADERS,
     cache_control: str = "no-cache",
     index_parts: Callable[[BaseURL], int] | None = None,
+    extra_sitemaps: Sequence[str] = (),
 ) -> Reply | None:
     """Decide robots.txt from the app's own answer to ``GET /robots.txt``.
 
@@ -180,7 +181,8 @@ def answer_robots(
       the app's response as it is".
 
     ``read_body`` is called only when the body is needed; ``index_parts(base)`` (see
-    :func:`count_index_parts`) says how many index files to list, one if not given.
+    :func:`count_index_parts`) says how many index files to list, one if not given;
+    ``extra_sitemaps`` are listed after them.
     """
     content_type = next((v for k, v in headers if k.lower() == "content-type"), "")
     coding = next((v for k, v in headers if k.lower() == "content-encoding"), "identity")
@@ -193,7 +195,7 @@ def answer_robots(
         base = base_url()
     except UntrustedHostError as exc:
         return refuse_host(exc, head) if status == 404 else None
-    urls = sitemap_urls(base, 1 if index_parts is None else index_parts(base))
+    urls = sitemap_urls(base, 1 if index_parts is None else index_parts(base), extra_sitemaps)
     if status == 404:
         return _small(robots_txt(urls, rules), request, head, cache_control)
     merged = merge_robots_bytes(read_body(), urls)

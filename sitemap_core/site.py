@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Generic, Literal, Protocol, TypeVar
 
 from .cache import PageCache
-from .entries import Entry
+from .entries import Entry, normalise_url
 from .errors import ConfigurationError, InvalidEntryError
 from .hosts import BaseURL
 from .html import HtmlEncoder, HtmlIndexEncoder, HtmlView
@@ -47,6 +47,7 @@ __all__ = [
     "Site",
     "Target",
     "check_complete",
+    "check_extra_sitemaps",
     "check_index_size",
     "check_page_size",
     "index_part_path",
@@ -198,6 +199,16 @@ def check_index_size(index_size: object) -> int:
     return index_size
 
 
+def check_extra_sitemaps(urls: object) -> tuple[str, ...]:
+    """Return ``urls`` (absolute http(s) sitemap URLs for robots.txt), normalised."""
+    if isinstance(urls, str) or not isinstance(urls, Sequence):
+        raise ConfigurationError(f"extra sitemaps must be a list of URLs, got {urls!r}")
+    try:
+        return tuple(normalise_url(url, "extra sitemap") for url in urls)
+    except InvalidEntryError as exc:
+        raise ConfigurationError(str(exc)) from None
+
+
 class Site(Generic[S]):
     """The registered sources and the settings that shape the documents.
 
@@ -207,7 +218,9 @@ class Site(Generic[S]):
     requires; set it to False only for sites that prove ownership of several hosts
     to the search engines. ``cache_control`` is the Cache-Control of the documents,
     ``cache`` keeps rendered documents (of sources with a fingerprint) and ``gzip``
-    offers gzip to clients that accept it.
+    offers gzip to clients that accept it. ``index_size`` is how many children one
+    index file holds (50,000; above it the index is split into parts, each listed in
+    robots.txt). ``extra_sitemaps`` are more sitemap URLs for robots.txt to list.
     """
 
     def __init__(
@@ -221,6 +234,7 @@ class Site(Generic[S]):
         cache: PageCache | None = None,
         gzip: bool = True,
         index_size: int = MAX_SITEMAPS_PER_INDEX,
+        extra_sitemaps: Sequence[str] = (),
     ) -> None:
         check_page_size(page_size)
         check_index_size(index_size)
@@ -238,6 +252,7 @@ class Site(Generic[S]):
         self.cache = cache
         self.gzip = gzip
         self.index_size = index_size
+        self.extra_sitemaps = check_extra_sitemaps(extra_sitemaps)
 
     def match(self, path: str) -> Target | None:
         """Return what ``path`` asks for, or None when it is not one of the site's paths."""
@@ -299,7 +314,8 @@ class Site(Generic[S]):
 
     def robots(self, base: BaseURL, index_parts: int = 1) -> str:
         """The robots.txt body of a site that has none of its own."""
-        return robots_txt(sitemap_urls(base, index_parts), self.robots_rules)
+        urls = sitemap_urls(base, index_parts, self.extra_sitemaps)
+        return robots_txt(urls, self.robots_rules)
 
     def index_capacity(self, base: BaseURL) -> int:
         """How many children one ``<sitemapindex>`` file of this site holds.

@@ -14,8 +14,16 @@ from urllib.parse import urlsplit
 
 from .entries import normalise_url
 from .errors import ConfigurationError, InvalidEntryError
+from .limits import MAX_URL_LENGTH
 
 __all__ = ["LOOPBACK_HOSTS", "BasePolicy", "BaseURL", "UntrustedHostError", "host_is_allowed"]
+
+#: The longest path a sitemap document has under the base URL:
+#: "/sitemap-" + a 64-character source name + "-" + an 18-digit page + ".html".
+_LONGEST_DOCUMENT_PATH = len("/sitemap-") + 64 + 1 + 18 + len(".html")
+
+#: Longest base URL: any sitemap document's URL under it stays a valid <loc>.
+MAX_BASE_URL_LENGTH = MAX_URL_LENGTH - _LONGEST_DOCUMENT_PATH
 
 #: Hosts trusted when nothing is configured, so that local development just works.
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
@@ -57,7 +65,14 @@ class BaseURL:
             raise ConfigurationError(
                 f"base URL {text!r} must be absolute, e.g. 'https://www.example.com': {exc}"
             ) from None
-        return cls(url.rstrip("/"))
+        url = url.rstrip("/")
+        if len(url) > MAX_BASE_URL_LENGTH:
+            raise ConfigurationError(
+                f"base URL {text[:100]!r}... is {len(url)} characters; at most "
+                f"{MAX_BASE_URL_LENGTH}, so that every sitemap URL under it stays within "
+                f"the protocol's {MAX_URL_LENGTH} characters"
+            )
+        return cls(url)
 
     @classmethod
     def from_request(

@@ -27,6 +27,7 @@ from sitemap_core import (
     UrlSource,
 )
 from sitemap_core.aio import AsyncUrlSource
+from sitemap_core.hosts import MAX_BASE_URL_LENGTH
 from sitemap_core.limits import MAX_SITEMAP_BYTES, MAX_SITEMAPS_PER_INDEX, MAX_URL_LENGTH
 from sitemap_core.render import IndexEncoder
 from sitemap_core.robots import sitemap_urls
@@ -400,10 +401,10 @@ def test_longest_lastmod_is_what_the_library_writes() -> None:
         (30, "a"),
         (900, "a"),
         (1_200, "a"),
-        (MAX_URL_LENGTH - 1, "a"),
+        (MAX_BASE_URL_LENGTH, "a"),
         # '&' is written '&amp;': five bytes in the document for one in the URL.
-        (MAX_URL_LENGTH - 1, "&"),
-        (MAX_URL_LENGTH - 1, "a'"),
+        (MAX_BASE_URL_LENGTH, "&"),
+        (MAX_BASE_URL_LENGTH, "a'"),
     ],
 )
 def test_a_full_part_stays_under_50_mib(length: int, filler: str) -> None:
@@ -416,20 +417,29 @@ def test_a_full_part_stays_under_50_mib(length: int, filler: str) -> None:
         assert capacity < MAX_SITEMAPS_PER_INDEX  # the byte bound, not the count, rules
 
 
+def test_a_base_url_too_long_for_its_sitemap_urls_is_refused() -> None:
+    # The longest document URL under the longest base is still a valid <loc>.
+    longest = long_base(MAX_BASE_URL_LENGTH).join(f"/sitemap-{'x' * 64}-{'9' * 18}.html")
+    assert len(longest) == MAX_URL_LENGTH
+    assert Entry(longest).loc == longest
+    with pytest.raises(ConfigurationError, match="at most 1951"):
+        BaseURL.parse("https://example.com/" + "a" * (MAX_BASE_URL_LENGTH - 19))
+
+
 def test_a_short_base_keeps_the_protocol_count() -> None:
     assert Site([]).index_capacity(BASE) == MAX_SITEMAPS_PER_INDEX
     assert worst_part_bytes(BASE, MAX_SITEMAPS_PER_INDEX) <= MAX_SITEMAP_BYTES
 
 
 def test_the_capacity_never_exceeds_index_size() -> None:
-    base = long_base(MAX_URL_LENGTH - 1, "&")
+    base = long_base(MAX_BASE_URL_LENGTH, "&")
     assert Site([], index_size=5).index_capacity(base) == 5
 
 
 def test_the_encoder_writes_a_full_worst_part() -> None:
     # Not only arithmetic: the real encoder (which refuses to pass 50 MiB) writes a full
     # part of the worst children this base can give.
-    base = long_base(MAX_URL_LENGTH - 1, "&")
+    base = long_base(MAX_BASE_URL_LENGTH, "&")
     capacity = Site([]).index_capacity(base)
     children = [Child(base.join(LONGEST_CHILD_PATH), LONGEST_LASTMOD)] * capacity
     encoder = IndexEncoder()

@@ -10,13 +10,22 @@ Escaping is done here and only here.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from datetime import date, datetime
 
 from .entries import Entry
 from .errors import InvalidEntryError, SitemapTooLargeError
 from .extensions import declarations
-from .limits import CHUNK_BYTES, MAX_SITEMAP_BYTES, MAX_SITEMAPS_PER_INDEX, MAX_URLS_PER_SITEMAP
+from .limits import (
+    CHUNK_BYTES,
+    MAX_SITEMAP_BYTES,
+    MAX_SITEMAPS_PER_INDEX,
+    MAX_URL_LENGTH,
+    MAX_URLS_PER_SITEMAP,
+)
 from .namespaces import SITEMAP_NS
+from .rows import Row, RowBatch, entry_from_row, loc_matcher, not_under
+from .values import _CHANGEFREQ_BY_WORD, _STRAY_PERCENT, _WRITABLE_FIXED_ZONES
 from .xmltext import escape, escape_uri
 
 __all__ = [
@@ -69,6 +78,97 @@ def _url_element(entry: Entry) -> str:
     )
 
 
+def _row_elements(rows: list[Row], origin: str | None, source: str) -> str:
+    """Validate and write ``<url>`` elements of tuple rows in one pass.
+
+    The same bytes and the same errors as ``Entry(*row)`` written by
+    :func:`_url_element` after ``Plan.check``: a row whose every field is in the form
+    ``Entry.__init__`` accepts inline (checked here by the same tests, in the same
+    order) is written straight away; any other row is built as an ``Entry``. As with
+    entries, a value error of any row of the batch comes before a row outside
+    ``origin``.
+    """
+    match = loc_matcher(origin)
+    stray = _STRAY_PERCENT.search
+    zones = _WRITABLE_FIXED_ZONES
+    words = _CHANGEFREQ_BY_WORD
+    priorities = _PRIORITY_TEXT
+    parts: list[str] = []
+    append = parts.append
+    misplaced: str | None = None
+    for loc, lastmod, changefreq, priority in rows:
+        # The whole row in the commonest form: one test per field, one f-string.
+        if (
+            type(loc) is str
+            and 12 <= len(loc) <= MAX_URL_LENGTH
+            and match(loc) is not None
+            and ("%" not in loc or stray(loc) is None)
+            and type(lastmod) is datetime
+            and lastmod.tzinfo in zones
+            and (word := words.get(changefreq)) is not None
+            and type(priority) is float
+            and 0.0 <= priority <= 1.0
+        ):
+            if "&" in loc or "'" in loc:
+                loc = loc.replace("&", "&amp;").replace("'", "&apos;")
+            append(
+                f"<url><loc>{loc}</loc><lastmod>{lastmod.isoformat()}</lastmod>"
+                f"<changefreq>{word}</changefreq><priority>"
+                f"{priorities.get(priority) or format_priority(priority + 0.0)}"
+                "</priority></url>\n"
+            )
+            continue
+        text = _sparse_element(loc, lastmod, changefreq, priority, match)
+        if text is None:
+            entry = entry_from_row((loc, lastmod, changefreq, priority), source)
+            if origin is not None and not entry.loc.startswith(origin):
+                misplaced = misplaced or entry.loc
+                continue
+            text = _url_element(entry)
+        append(text)
+    if misplaced is not None:
+        assert origin is not None
+        raise not_under(misplaced, origin, source)
+    return "".join(parts)
+
+
+def _sparse_element(
+    loc: object,
+    lastmod: object,
+    changefreq: object,
+    priority: object,
+    match: Callable[[str], object],
+) -> str | None:
+    # A row with empty fields, or a date lastmod: each field by Entry's inline test,
+    # in Entry's order; None as soon as one needs Entry's full path.
+    if not (
+        type(loc) is str
+        and 12 <= len(loc) <= MAX_URL_LENGTH
+        and match(loc) is not None
+        and ("%" not in loc or _STRAY_PERCENT.search(loc) is None)
+    ):
+        return None
+    if lastmod is None:
+        written = ""
+    elif (type(lastmod) is datetime and lastmod.tzinfo in _WRITABLE_FIXED_ZONES) or type(
+        lastmod
+    ) is date:
+        assert isinstance(lastmod, date)
+        written = f"<lastmod>{lastmod.isoformat()}</lastmod>"
+    else:
+        return None
+    if changefreq is not None:
+        word = _CHANGEFREQ_BY_WORD.get(changefreq)  # type: ignore[call-overload]
+        if word is None:
+            return None
+        written += f"<changefreq>{word}</changefreq>"
+    if priority is not None:
+        if type(priority) is not float or not 0.0 <= priority <= 1.0:
+            return None
+        written += f"<priority>{format_priority(priority + 0.0)}</priority>"
+    return f"<url><loc>{escape_uri(loc)}</loc>{written}</url>\n"
+
+
 class DocumentEncoder:
     """Shared chunking and limit keeping; subclasses say how one item is written.
 
@@ -109,15 +209,21 @@ class DocumentEncoder:
         """
         if not items:
             return b""
-        self._items += len(items)
-        if self._items > self.max_items:
-            raise SitemapTooLargeError(
-                f"a {type(self).__name__} may hold at most {self.max_items} items"
-            )
+        self._count(len(items))
         if max_item_bytes is None:
             block = self.render(items).encode()
         else:
             block = self._render_bounded(items, max_item_bytes, source)
+        return self._push(block)
+
+    def _count(self, items: int) -> None:
+        self._items += items
+        if self._items > self.max_items:
+            raise SitemapTooLargeError(
+                f"a {type(self).__name__} may hold at most {self.max_items} items"
+            )
+
+    def _push(self, block: bytes) -> bytes:
         self._written += len(block)
         if self._written > self._max_bytes:
             raise SitemapTooLargeError(
@@ -194,7 +300,18 @@ class UrlsetEncoder(DocumentEncoder):
     def feed(
         self, items: Sequence[Entry], max_item_bytes: int | None = None, source: str = ""
     ) -> bytes:
-        """As :meth:`DocumentEncoder.feed`, declaring the namespaces the entries use."""
+        """As :meth:`DocumentEncoder.feed`, declaring the namespaces the entries use.
+
+        A :class:`~sitemap_core.rows.RowBatch` of tuple rows is validated and written
+        in one pass, without building entries (unless ``max_item_bytes`` asks for
+        each item to be measured).
+        """
+        if type(items) is RowBatch and items.rows and max_item_bytes is None:
+            if self._declared is None:
+                self._declare(0)
+            self._missing = 0  # rows carry no extensions
+            self._count(len(items.rows))
+            return self._push(_row_elements(items.rows, items.origin, items.source).encode())
         mask = 0
         for entry in items:
             extra = entry.extra

@@ -36,6 +36,7 @@ from .robots import (
     robots_txt,
     sitemap_urls,
 )
+from .rows import RowBatch, not_under
 from .sources import Limits, check_name
 from .xmltext import escape_uri
 
@@ -166,15 +167,21 @@ class Plan(Generic[S]):
         return TextEncoder() if self.kind == "text" else UrlsetEncoder()
 
     def check(self, batch: list[Entry], source: str) -> None:
-        """Refuse entries on another host than the site's (see :class:`Site`)."""
+        """Refuse entries on another host than the site's (see :class:`Site`).
+
+        A :class:`~sitemap_core.rows.RowBatch` whose rows are not validated yet is
+        given the origin instead, and refuses such a row when it is validated (in the
+        same pass that writes it), before any of its bytes.
+        """
         origin = self.origin
         if origin is None:
             return
+        if type(batch) is RowBatch and batch.rows is not None:
+            batch.origin = origin
+            return
         for entry in batch:
             if not entry.loc.startswith(origin):
-                raise InvalidEntryError(
-                    "loc", entry.loc, f"is not under this site's base URL {origin!r}", source
-                )
+                raise not_under(entry.loc, origin, source)
 
 
 def check_page_size(page_size: object) -> int:

@@ -10,7 +10,11 @@ entries lie in ``[start, stop)``. Two kinds of user object are adapted to it:
   walks it and page N skips N-1 pages of it: the small-site path. Pass ``count=`` to
   make counting cheap.
 
-Items may be :class:`Entry` objects or plain URL strings.
+Items may be :class:`Entry` objects, plain URL strings, or tuples
+``(loc, lastmod, changefreq, priority)`` (trailing fields may be left out), as a
+database cursor gives them: the fast path for big sources. A row is validated exactly
+as ``Entry(*row)`` would be, but the ``<urlset>`` writer checks and writes it in one
+pass instead of building an ``Entry`` (see :mod:`sitemap_core.rows`).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import Any, Protocol, TypeAlias, runtime_checkable
 from .entries import Entry, normalise_lastmod
 from .errors import ConfigurationError, InvalidEntryError
 from .limits import MAX_SITEMAP_BYTES, MAX_URLS_PER_SITEMAP
+from .rows import Row, RowBatch, entry_from_row
 
 __all__ = [
     "RESERVED_NAMES",
@@ -38,8 +43,9 @@ __all__ = [
     "walk_count",
 ]
 
-#: What a source may yield: a validated entry or a bare URL.
-Item: TypeAlias = Entry | str
+#: What a source may yield: a validated entry, a bare URL, or a row
+#: ``(loc, lastmod, changefreq, priority)`` (see :mod:`sitemap_core.rows`).
+Item: TypeAlias = Entry | str | Row
 
 #: Section names appear in child URLs (``sitemap-<name>-<n>.xml``), so they are kept
 #: to lower-case URL-safe words.
@@ -114,10 +120,19 @@ class Sliceable(Protocol):
 
 
 def coerce_batch(items: list[Any], source: str) -> list[Entry]:
-    """Return ``items`` as entries, building :class:`Entry` from bare URL strings.
+    """Return ``items`` as entries, building :class:`Entry` from URL strings and rows.
 
-    Anything else raises :class:`InvalidEntryError` naming the source.
+    A batch of tuple rows only becomes a :class:`~sitemap_core.rows.RowBatch`: its
+    rows are validated when it is written (or read as a list), errors naming the
+    source. Anything else raises :class:`InvalidEntryError` naming the source.
     """
+    # A cursor's rows: all tuples (named tuples included), seen from one set of types.
+    if (
+        items
+        and isinstance(items[0], tuple)
+        and all(issubclass(kind, tuple) for kind in set(map(type, items)))
+    ):
+        return RowBatch.of(items, source)
     out: list[Entry] = []
     for item in items:
         if type(item) is Entry:
@@ -129,9 +144,15 @@ def coerce_batch(items: list[Any], source: str) -> list[Entry]:
                 raise exc.with_source(source) from None
         elif isinstance(item, Entry):
             out.append(item)
+        elif isinstance(item, tuple):
+            out.append(entry_from_row(item, source))
         else:
             raise InvalidEntryError(
-                "item", item, "a source must yield Entry objects or URL strings", source
+                "item",
+                item,
+                "a source must yield Entry objects, URL strings or (loc, lastmod,"
+                " changefreq, priority) tuples",
+                source,
             )
     return out
 

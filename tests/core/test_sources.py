@@ -234,7 +234,9 @@ def test_items_may_be_str_or_entry() -> None:
 
 
 @pytest.mark.parametrize(
-    "item", [42, None, b"https://example.com/", ("https://example.com/",), {"loc": url(0)}]
+    "item",
+    # Tuples are rows (tests/core/test_rows.py); only those of 0 or 5+ fields are refused.
+    [42, None, b"https://example.com/", (), (url(0), None, None, None, None), {"loc": url(0)}],
 )
 def test_other_items_raise_naming_the_source(item: Any) -> None:
     source = UrlSource.from_object("posts", [url(0), item])

@@ -57,6 +57,12 @@ needs the triggers of :func:`install_version_triggers` on every write path, and 
 ``where`` that depends on the rows only (not on ``datetime('now')``, say, which
 changes without a write).
 
+With ``change_log`` (see :func:`install_change_log`) instead, the triggers also record
+the key of every changed row, so after a write the source keeps what it knew of every
+page entirely before the smallest changed key and reads only the pages from there on.
+Appending rows (growing keys) then costs the index one page's ``newest`` and the
+count, not a pass over the table; a write near the start still costs a full pass.
+
 Stability of page URLs
 ----------------------
 Page N holds entries ``[(N-1)*size, N*size)`` of the key order. Rows appended with
@@ -129,7 +135,7 @@ from typing import Any, Literal
 from .entries import Entry
 from .errors import ConfigurationError
 
-__all__ = ["IDENTIFIER", "SQLiteSource", "install_version_triggers"]
+__all__ = ["IDENTIFIER", "SQLiteSource", "install_change_log", "install_version_triggers"]
 
 #: What an interpolated SQL identifier may look like: no quotes, spaces or dots, so
 #: nothing a caller passes can change the statement's shape.
@@ -179,6 +185,35 @@ def install_version_triggers(conn: sqlite3.Connection, table: str, version_table
     conn.commit()
 
 
+def install_change_log(conn: sqlite3.Connection, table: str, key: str, log_table: str) -> None:
+    """Create ``log_table`` and triggers that record the key of every changed row.
+
+    Each insert, update and delete of ``table`` appends the row's ``key`` (old and new
+    for an update) to ``log_table`` (``id INTEGER PRIMARY KEY AUTOINCREMENT, key``).
+    The largest id ever given is the table's version, an exact O(1) fingerprint like
+    :func:`install_version_triggers`'; in addition, :class:`SQLiteSource`
+    (``change_log=``) reads which keys changed since the version it remembered, and
+    keeps what it knew of every page entirely before the smallest of them. For a table
+    that grows at the end (an autoincrement id), the first index after a write then
+    reads the last page again, not the whole table. Idempotent. Commits.
+
+    The log grows by a row per change. Prune it now and then (``DELETE FROM log WHERE
+    id < ...``); a source that remembered a pruned version just recomputes everything.
+    """
+    source, log = _ident("table", table), _ident("log_table", log_table)
+    column = _ident("key", key)
+    prefix = f"{table}_{log_table}"
+    conn.execute(f"CREATE TABLE IF NOT EXISTS {log} (id INTEGER PRIMARY KEY AUTOINCREMENT, key)")
+    rows = {"INSERT": ("NEW",), "UPDATE": ("OLD", "NEW"), "DELETE": ("OLD",)}
+    for event, images in rows.items():
+        trigger = _ident("trigger", f"{prefix}_{event.lower()}")
+        body = " ".join(f"INSERT INTO {log} (key) VALUES ({image}.{column});" for image in images)
+        conn.execute(
+            f"CREATE TRIGGER IF NOT EXISTS {trigger} AFTER {event} ON {source} BEGIN {body} END"
+        )
+    conn.commit()
+
+
 class SQLiteSource:
     """A table (or a filtered part of it) as a sliceable sitemap source.
 
@@ -204,6 +239,7 @@ class SQLiteSource:
         where_params: Sequence[Any] = (),
         mode: Mode = "seek",
         version_table: str | None = None,
+        change_log: str | None = None,
     ) -> None:
         if not callable(connect) or not callable(build):
             raise ConfigurationError("connect and build must be callables")
@@ -213,6 +249,8 @@ class SQLiteSource:
             raise ConfigurationError("columns must be a non-empty sequence of column names")
         if where is not None and (not isinstance(where, str) or not where.strip()):
             raise ConfigurationError("where must be a non-empty SQL condition or None")
+        if version_table is not None and change_log is not None:
+            raise ConfigurationError("give version_table or change_log, not both")
         self._connect = connect
         self._build = build
         self.mode: Mode = mode
@@ -220,11 +258,17 @@ class SQLiteSource:
         t, k = _ident("table", table), _ident("key", key)
         selected = ", ".join(_ident("column", column) for column in columns)
         lm = None if lastmod is None else _ident("lastmod", lastmod)
-        self._version_sql = (
-            None
-            if version_table is None
-            else f"SELECT version FROM {_ident('version_table', version_table)}"
-        )
+        self._version_sql: str | None = None
+        self._changes_sql: str | None = None
+        if version_table is not None:
+            self._version_sql = f"SELECT version FROM {_ident('version_table', version_table)}"
+        elif change_log is not None:
+            log = _ident("change_log", change_log)
+            # The AUTOINCREMENT counter: monotonic, and still there once the log is pruned.
+            self._version_sql = (
+                f"SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = '{change_log}'), 0)"
+            )
+            self._changes_sql = f"SELECT MIN(id), MIN(key) FROM {log} WHERE id > ?"
         #: Facts of one version of the table (only with ``version_table``).
         self._facts: _Facts | None = None
 
@@ -281,9 +325,17 @@ class SQLiteSource:
             )
         facts = self._facts
         if facts is None or facts.version != row[0]:
-            # A new version: everything remembered is stale. Replacing the object (not
-            # clearing it) keeps a concurrent call on the old version harmless.
-            facts = self._facts = _Facts(row[0])
+            # A new version: what is remembered is stale, but for what the change log
+            # proves untouched. Replacing the object (not clearing it) keeps a
+            # concurrent call on the old version harmless.
+            fresh = _Facts(row[0])
+            if facts is not None and self._changes_sql is not None and row[0] > facts.version:
+                first_id, lowest = conn.execute(self._changes_sql, (facts.version,)).fetchone()
+                # Ids run without gaps; a first id past version + 1 means the log was
+                # pruned past what we knew, so nothing can be carried over.
+                if first_id == facts.version + 1:
+                    fresh.carry(facts, lowest)
+            facts = self._facts = fresh
         return facts
 
     def _anchor(self, conn: sqlite3.Connection, facts: _Facts | None, offset: int) -> Any:
@@ -385,7 +437,7 @@ class SQLiteSource:
         with closing(self._connect()) as conn:
             facts = self._begin(conn)
             if facts is not None and (start, stop) in facts.newest:
-                return facts.newest[(start, stop)]
+                return facts.newest[(start, stop)][0]
             if self.mode == "seek":
                 first = self._anchor(conn, facts, start)
                 if first is _END or limit == 0:
@@ -399,15 +451,27 @@ class SQLiteSource:
                     row = conn.execute(self._after_sql, (*self._params, last)).fetchone()
                     facts.remember(facts.anchors, stop, _END if row is None else row[0])
             else:
-                value, _ = conn.execute(self._newest_sql, (*self._params, limit, start)).fetchone()
+                value, last = conn.execute(
+                    self._newest_sql, (*self._params, limit, start)
+                ).fetchone()
             result = None if value is None else str(value)
             if facts is not None:
-                facts.remember(facts.newest, (start, stop), result)
+                facts.remember(facts.newest, (start, stop), (result, last))
         return result
 
 
 #: The key of an offset past the last row.
 _END = object()
+
+# SQLite's order of values of different storage classes (NULL, numbers, text, blobs),
+# so that Python compares keys as ORDER BY does; within a class both agree (text under
+# the default BINARY collation compares UTF-8 bytes, i.e. code points).
+_CLASS_RANK = {type(None): 0, int: 1, float: 1, str: 2, bytes: 3}
+
+
+def _order(key: Any) -> tuple[int, Any]:
+    return (_CLASS_RANK.get(type(key), 4), key)
+
 
 #: Most offsets remembered per version and kind: an index has at most 50,000 pages;
 #: past this, odd slicing patterns must not grow the memo without bound.
@@ -421,7 +485,29 @@ class _Facts:
         self.version = version
         self.count: int | None = None
         self.anchors: dict[int, Any] = {}
-        self.newest: dict[tuple[int, int], str | None] = {}
+        #: (start, stop) -> (newest lastmod, largest key) of that range.
+        self.newest: dict[tuple[int, int], tuple[str | None, Any]] = {}
+
+    def carry(self, old: _Facts, lowest: Any) -> None:
+        """Keep what ``old`` knew of rows before key ``lowest``, the smallest changed.
+
+        A change at key ``lowest`` or later moves no row before it, so every anchor
+        (first key of an offset) below it stands, and so does the newest lastmod of
+        every range whose largest key is below it.
+        """
+        if lowest is None:
+            return
+        bound = _order(lowest)
+        self.anchors = {
+            offset: key
+            for offset, key in old.anchors.items()
+            if key is not _END and _order(key) < bound
+        }
+        self.newest = {
+            window: known
+            for window, known in old.newest.items()
+            if known[1] is not None and _order(known[1]) < bound
+        }
 
     @staticmethod
     def remember(memo: dict[Any, Any], key: Any, value: Any) -> None:

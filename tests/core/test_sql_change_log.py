@@ -1,0 +1,191 @@
+"""SQLiteSource with a change log: after a write, only pages at or after the change are
+read again, and every answer stays what a source remembering nothing would give."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sitemap_core import ConfigurationError
+from sitemap_core.sql import SQLiteSource, install_change_log
+
+from .test_sql import PAGE, Tracer, build, date, write
+
+
+def make_logged_db(path: Path, n: int) -> Path:
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "CREATE TABLE posts (id INTEGER PRIMARY KEY, slug TEXT NOT NULL,"
+            " updated_at TEXT NOT NULL)"
+        )
+        db.executemany(
+            "INSERT INTO posts VALUES (?, ?, ?)", [(i, f"p{i}", date(i)) for i in range(1, n + 1)]
+        )
+        install_change_log(db, "posts", "id", "posts_changes")
+    db.close()
+    return path
+
+
+def logged(connect: Any, mode: str = "seek") -> SQLiteSource:
+    return SQLiteSource(
+        connect,
+        "posts",
+        "id",
+        build,
+        columns=["slug", "updated_at"],
+        lastmod="updated_at",
+        mode="seek" if mode == "seek" else "offset",
+        change_log="posts_changes",
+    )
+
+
+def plain(path: Path) -> SQLiteSource:
+    """The same rows, remembering nothing: the reference answers."""
+    return SQLiteSource(
+        lambda: sqlite3.connect(path),
+        "posts",
+        "id",
+        build,
+        columns=["slug", "updated_at"],
+        lastmod="updated_at",
+    )
+
+
+def index_facts(src: SQLiteSource) -> list[str | None]:
+    """What an index asks of a source: its count, then each page's newest lastmod."""
+    count = len(src)
+    return [src.newest(start, min(start + PAGE, count)) for start in range(0, count, PAGE)]
+
+
+def range_reads(tracer: Tracer) -> list[str]:
+    """The statements that read rows of a page range (not the O(1) look-ups)."""
+    return [sql for sql in tracer.log if sql.startswith("SELECT MAX(")]
+
+
+def test_the_log_records_every_change_and_versions_the_table(tmp_path: Path) -> None:
+    path = make_logged_db(tmp_path / "db", 5)
+    src = logged(lambda: sqlite3.connect(path))
+    before = src.fingerprint(0, 5)
+    write(path, "INSERT INTO posts VALUES (6, 'p6', '2024-02-01')")
+    write(path, "UPDATE posts SET updated_at = '2024-03-01' WHERE id = 2")
+    write(path, "DELETE FROM posts WHERE id = 4")
+    with sqlite3.connect(path) as db:
+        keys = [key for (key,) in db.execute("SELECT key FROM posts_changes ORDER BY id")]
+    assert keys == [6, 2, 2, 4]
+    assert src.fingerprint(0, 5) != before
+
+
+def test_an_append_reads_only_the_last_page_again(tmp_path: Path) -> None:
+    path = make_logged_db(tmp_path / "db", 10 * PAGE)
+    tracer = Tracer(path)
+    src = logged(tracer)
+    first = index_facts(src)
+    assert len(range_reads(tracer)) == 10
+    tracer.log.clear()
+    write(path, f"INSERT INTO posts VALUES ({10 * PAGE + 1}, 'new', '2025-01-01')")
+    second = index_facts(src)
+    # Ten full pages stand; the eleventh (one new row) is the only range read.
+    assert len(range_reads(tracer)) == 1
+    assert second == [*first, "2025-01-01"]
+    assert second == index_facts(plain(path))
+
+
+def test_an_update_in_the_middle_keeps_the_pages_before_it(tmp_path: Path) -> None:
+    path = make_logged_db(tmp_path / "db", 10 * PAGE)
+    tracer = Tracer(path)
+    src = logged(tracer)
+    index_facts(src)
+    tracer.log.clear()
+    write(path, "UPDATE posts SET updated_at = '2030-01-01' WHERE id = ?", [6 * PAGE + 3])
+    facts = index_facts(src)
+    assert len(range_reads(tracer)) == 4  # pages 7 to 10
+    assert facts[6] == "2030-01-01"
+    assert facts == index_facts(plain(path))
+
+
+def test_a_pruned_log_recomputes_everything_and_stays_right(tmp_path: Path) -> None:
+    path = make_logged_db(tmp_path / "db", 5 * PAGE)
+    tracer = Tracer(path)
+    src = logged(tracer)
+    index_facts(src)
+    write(path, "UPDATE posts SET updated_at = '2031-01-01' WHERE id = 2")
+    write(path, "DELETE FROM posts_changes")  # pruned past what the source knew
+    tracer.log.clear()
+    facts = index_facts(src)
+    assert len(range_reads(tracer)) == 5
+    assert facts[0] == "2031-01-01"
+    assert facts == index_facts(plain(path))
+
+
+def test_version_table_and_change_log_are_exclusive(tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError, match="not both"):
+        SQLiteSource(
+            lambda: sqlite3.connect(tmp_path / "db"),
+            "posts",
+            "id",
+            build,
+            columns=["slug"],
+            version_table="v",
+            change_log="c",
+        )
+
+
+def test_install_change_log_is_idempotent_and_checks_names(tmp_path: Path) -> None:
+    path = make_logged_db(tmp_path / "db", 3)
+    with sqlite3.connect(path) as db:
+        install_change_log(db, "posts", "id", "posts_changes")
+        triggers = db.execute("SELECT COUNT(*) FROM sqlite_master WHERE type = 'trigger'")
+        assert triggers.fetchone() == (3,)
+        with pytest.raises(ConfigurationError):
+            install_change_log(db, "posts", "id); DROP TABLE posts; --", "log")
+    db.close()
+
+
+_OPS = st.lists(
+    st.tuples(
+        st.sampled_from(["insert", "update", "delete"]),
+        st.integers(min_value=1, max_value=80),
+        st.integers(min_value=0, max_value=27),
+    ),
+    min_size=1,
+    max_size=6,
+)
+
+
+@pytest.mark.parametrize("mode", ["seek", "offset"])
+@settings(max_examples=40, deadline=None)
+@given(rounds=st.lists(_OPS, min_size=1, max_size=4), seed=st.integers(0, 2**16))
+def test_after_any_writes_the_answers_are_those_of_a_fresh_source(
+    tmp_path_factory: pytest.TempPathFactory, mode: str, rounds: list[Any], seed: int
+) -> None:
+    # Writes anywhere (middle inserts shift pages, deletes, updates) between index
+    # requests: what the log lets the source keep must never differ from the truth.
+    path = make_logged_db(tmp_path_factory.mktemp("log") / "db", 40)
+    src = logged(lambda: sqlite3.connect(path), mode)
+    index_facts(src)
+    chance = random.Random(seed)
+    for ops in rounds:
+        with sqlite3.connect(path) as db:
+            for op, key, day in ops:
+                stamp = f"2024-05-{1 + day:02d}"
+                if op == "insert":
+                    db.execute(
+                        "INSERT OR IGNORE INTO posts VALUES (?, ?, ?)", (key, f"n{key}", stamp)
+                    )
+                elif op == "update":
+                    db.execute("UPDATE posts SET updated_at = ? WHERE id = ?", (stamp, key))
+                else:
+                    db.execute("DELETE FROM posts WHERE id = ?", (key,))
+        db.close()
+        if chance.random() < 0.5:
+            index_facts(src)  # sometimes the index is asked between rounds, sometimes not
+        assert index_facts(src) == index_facts(plain(path))
+        count = len(src)
+        pages = [list(src[start : start + PAGE]) for start in range(0, count, PAGE)]
+        assert [e for page in pages for e in page] == list(plain(path)[0:count])

@@ -5,16 +5,19 @@ Compares, in one process and on the same raw data,
 * a **reference**: plain Python (f-strings, ``"".join``, chained ``str.replace``,
   ``datetime.isoformat``, ``.encode()``) that renders the whole ``<urlset>`` at once;
 * the **library**'s full-render streaming path: a Flask app with ``Sitemapper`` (and
-  the ASGI middleware) whose source builds a validated ``Entry`` per URL on every
-  request and has a ``fingerprint``, with the page cache off and no Accept-Encoding
-  (identity), fetched by calling the WSGI / ASGI app directly and draining the body;
+  the ASGI middleware) whose source has a ``fingerprint``, with the page cache off and
+  no Accept-Encoding (identity), fetched by calling the WSGI / ASGI app directly and
+  draining the body. Two kinds of source, both validated on every request: one
+  yielding the raw **tuple rows** as they are (as a database cursor gives them; the
+  library validates and writes each row in one pass), the main contender, and one
+  building a validated ``Entry`` per URL;
 * the same without ``count=`` (the source walked twice), and a source **without a
   fingerprint**, which the library renders into a spool before the first byte to
   learn its ETag.
 
 Each repeat runs every contender once, in turn, after one warm-up. Reported: median
-wall time of each and its ratio to the reference (plus, for the Flask streamed path,
-the ratio of the fastest runs and of median CPU times, which show how much a busy
+wall time of each and its ratio to the reference (plus, for the two Flask streamed
+paths, the ratio of the fastest runs and of median CPU times, which show how much a busy
 machine moved it), each library contender's time to first byte and peak traced
 memory (separate tracemalloc runs, never timed), and the library's stages timed in
 isolation. Every library answer is checked first: 200, no Content-Encoding, an ETag,
@@ -83,6 +86,8 @@ from sitemap_core.aio import AsyncUrlSource
 from sitemap_core.cache import PageCache
 from sitemap_core.limits import MAX_URLS_PER_SITEMAP
 from sitemap_core.render import encode_all
+from sitemap_core.rows import RowBatch
+from sitemap_core.site import BATCH_SIZE
 
 BASE_URL = "https://example.com"
 PAGE_PATH = "/sitemap-posts-1.xml"
@@ -147,6 +152,14 @@ def render_reference(raw: list[Raw]) -> bytes:
 # Library: the source, a Flask app with Sitemapper, the WSGI call --------------------
 
 
+def iter_rows(raw: list[Raw]) -> Iterator[Raw]:
+    """What a row source gives: the rows as they are, as a database cursor's iterator.
+
+    Every field is still validated and normalised by the library, as ``Entry`` would.
+    """
+    return iter(raw)
+
+
 def iter_entries(raw: list[Raw]) -> Iterator[Entry]:
     """What a user's source does: one validated Entry per row, built lazily."""
     for loc, lastmod, changefreq, priority in raw:
@@ -191,6 +204,14 @@ class FingerprintedPosts(Posts):
         """Constant while the data is, as ``MAX(updated_at), COUNT(*)`` would be."""
         self.fingerprints += 1
         return self.version
+
+
+class RowPosts(FingerprintedPosts):
+    """The fingerprinted source, giving tuple rows instead of entries."""
+
+    def __call__(self) -> Iterator[Raw]:  # type: ignore[override]
+        self.reads += 1
+        return iter_rows(self.raw)
 
 
 def make_app(source: Posts, *, with_count: bool = True, cache: PageCache | bool = False) -> Flask:
@@ -291,18 +312,20 @@ def make_asgi_app(
 
     A sync source (``source`` itself) is pulled in a worker thread in batches, and its
     ``fingerprint`` runs in a thread too, as a database query would. An async
-    generator over the same rows runs on the event loop, with an async fingerprint.
+    generator over the same items (entries or rows, as ``source`` gives them) runs on
+    the event loop, with an async fingerprint.
     Both pass ``count=``, as the Flask app does; ``cache`` is the middleware's
     ``cache=`` (False here unless given).
     """
     if not async_source:
         adapted = AsyncUrlSource.from_object("posts", source, count=source.count)
     else:
+        items = source.__call__
 
-        async def posts_async() -> AsyncIterator[Entry]:
-            source.reads += 1
-            for entry in iter_entries(source.raw):
-                yield entry
+        async def posts_async() -> AsyncIterator[Entry | Raw]:
+            # What an async driver's cursor gives: the same items, one at a time.
+            for item in items():
+                yield item
 
         fingerprint: Callable[[], Awaitable[str]] | None = None
         if isinstance(source, FingerprintedPosts):
@@ -459,11 +482,14 @@ def url_count(document: bytes) -> int:
 
 #: The library's contenders: name -> label. Names with "spooled" have no fingerprint.
 LIBRARY = {
-    "library": "Flask, fingerprinted source, cache off (streamed)",
+    "rows": "Flask, tuple rows, fingerprinted, cache off (streamed)",
+    "asgi_rows_sync": "ASGI, tuple rows, sync source in a thread (streamed)",
+    "asgi_rows_async": "ASGI, tuple rows, async generator (streamed)",
+    "library": "Flask, Entry per URL, fingerprinted, cache off (streamed)",
     "library_no_count": "Flask, the same without count= (walked twice)",
     "library_spooled": "Flask, source without fingerprint (spooled)",
-    "asgi_sync": "ASGI, fingerprinted sync source in a thread (streamed)",
-    "asgi_async": "ASGI, fingerprinted async generator source (streamed)",
+    "asgi_sync": "ASGI, Entry per URL, sync source in a thread (streamed)",
+    "asgi_async": "ASGI, Entry per URL, async generator (streamed)",
     "asgi_spooled": "ASGI, sync source without fingerprint (spooled)",
 }
 
@@ -537,12 +563,21 @@ def stages(raw: list[Raw]) -> dict[str, Callable[[], object]]:
     def render() -> None:
         encode_all(UrlsetEncoder(), entries)
 
+    def render_rows() -> None:
+        encoder = UrlsetEncoder()
+        for start in range(0, len(raw), BATCH_SIZE):
+            encoder.feed(RowBatch(list(raw[start : start + BATCH_SIZE]), "posts"))
+        encoder.close()
+
     # Fingerprinted and without a page cache, as the Flask contender: the streamed path.
     posts = FingerprintedPosts(raw)
     site = Site([UrlSource.from_object("posts", posts, count=posts.count)])
     base = BaseURL.parse(BASE_URL)
 
-    def core() -> None:
+    rows = RowPosts(raw)
+    rows_site = Site([UrlSource.from_object("posts", rows, count=rows.count)])
+
+    def drain(site: Site[UrlSource]) -> None:
         reply = respond(site, "GET", PAGE_PATH, lambda: base)
         if reply is None or not isinstance(reply.body, Iterator):
             raise AssertionError("the core did not stream the page")
@@ -554,24 +589,31 @@ def stages(raw: list[Raw]) -> dict[str, Callable[[], object]]:
         "normalise_url": urls,
         "normalise_lastmod": dates,
         "render_encode": render,
-        "core_without_flask": core,
+        "rows_validate_render_encode": render_rows,
+        "core_without_flask": functools.partial(drain, site),
+        "core_rows_without_flask": functools.partial(drain, rows_site),
     }
 
 
 #: Profile categories: (label, file suffix, function name), measured by cumulative time.
 _CUMULATIVE = (
     ("Entry construction (all of Entry.__init__)", "sitemap_core/entries.py", "__init__"),
-    ("  normalise_url", "sitemap_core/entries.py", "normalise_url"),
-    ("  normalise_lastmod", "sitemap_core/entries.py", "normalise_lastmod"),
-    ("  changefreq", "sitemap_core/entries.py", "_normalise_changefreq"),
-    ("  priority", "sitemap_core/entries.py", "_normalise_priority"),
+    ("  normalise_url", "sitemap_core/values.py", "normalise_url"),
+    ("  normalise_lastmod", "sitemap_core/values.py", "normalise_lastmod"),
+    ("  changefreq", "sitemap_core/values.py", "_normalise_changefreq"),
+    ("  priority", "sitemap_core/values.py", "_normalise_priority"),
     ("render + encode (DocumentEncoder.feed)", "sitemap_core/render.py", "feed"),
+    ("  rows validated and written (_row_elements)", "sitemap_core/render.py", "_row_elements"),
     ("url_for", "flask/helpers.py", "url_for"),
 )
 #: Self time of every function whose file path contains one of these fragments.
 _PACKAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("source generator of this benchmark (self time)", ("/benchmarks/",)),
-    ("sources.py + site.py plumbing (self time)", ("core/sources.py", "core/site.py")),
+    (
+        "sources.py + site.py + rows.py plumbing (self time)",
+        ("core/sources.py", "core/site.py", "core/rows.py"),
+    ),
+    ("serve.py body loop (self time)", ("core/serve.py",)),
     ("werkzeug (self time)", ("/werkzeug/",)),
     ("flask (self time)", ("/flask/",)),
     ("flask_sitemapper (self time)", ("/flask_sitemapper/",)),
@@ -622,11 +664,14 @@ def run(entries: int, repeat: int, *, with_breakdown: bool = True) -> dict[str, 
     """
     raw = build_raw(entries)
     flask_apps = {
+        "rows": make_app(RowPosts(raw)),
         "library": make_app(FingerprintedPosts(raw)),
         "library_no_count": make_app(FingerprintedPosts(raw), with_count=False),
         "library_spooled": make_app(Posts(raw)),
     }
     asgi_apps = {
+        "asgi_rows_sync": make_asgi_app(RowPosts(raw)),
+        "asgi_rows_async": make_asgi_app(RowPosts(raw), async_source=True),
         "asgi_sync": make_asgi_app(FingerprintedPosts(raw)),
         "asgi_async": make_asgi_app(FingerprintedPosts(raw), async_source=True),
         "asgi_spooled": make_asgi_app(Posts(raw)),
@@ -690,6 +735,11 @@ def run(entries: int, repeat: int, *, with_breakdown: bool = True) -> dict[str, 
         "reference_s": reference_s,
         "library_s": library_s,
         "ratio": library_s / reference_s,
+        "ratio_rows": each["rows"]["ratio"],
+        "ratio_asgi_rows_sync": each["asgi_rows_sync"]["ratio"],
+        "ratio_asgi_rows_async": each["asgi_rows_async"]["ratio"],
+        "ratio_rows_of_minimums": min(times["rows"]) / min(times["reference"]),
+        "ratio_rows_cpu": cpu_median["rows"] / cpu_median["reference"],
         "ratio_of_minimums": min(times["library"]) / min(times["reference"]),
         "reference_cpu_s": cpu_median["reference"],
         "library_cpu_s": cpu_median["library"],
@@ -790,9 +840,12 @@ def table(results: dict[str, Any]) -> str:
         "",
         "| Measure | Value |",
         "|---|---:|",
-        f"| Ratio of the fastest runs (Flask streamed min / reference min) | "
+        f"| Ratio of the fastest runs (Flask tuple rows min / reference min) | "
+        f"{results['ratio_rows_of_minimums']:.2f}x |",
+        f"| Ratio of median CPU times (Flask tuple rows) | {results['ratio_rows_cpu']:.2f}x |",
+        f"| Ratio of the fastest runs (Flask Entry per URL min / reference min) | "
         f"{results['ratio_of_minimums']:.2f}x |",
-        f"| Ratio of median CPU times (process_time; {ms(results['library_cpu_s'])} / "
+        f"| Ratio of median CPU times (Flask Entry per URL; {ms(results['library_cpu_s'])} / "
         f"{ms(results['reference_cpu_s'])}) | {results['ratio_cpu']:.2f}x |",
         f"| Flask streamed: chunks / mean chunk size | {results['chunks']} / "
         f"{results['mean_chunk_bytes']:,.0f} bytes |",
@@ -801,7 +854,7 @@ def table(results: dict[str, Any]) -> str:
         lines += [
             "",
             "Library stages timed in isolation (no Flask, no profiler), share of the "
-            "Flask streamed time:",
+            "Flask Entry-per-URL time:",
             "",
             f"| Stage ({results['entries']:,} calls) | Time | % of library |",
             "|---|---:|---:|",
@@ -840,16 +893,18 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(table(results))
     if args.profile:
-        text, shares = profile(make_app(FingerprintedPosts(build_raw(args.entries))))
-        results["profile_top25"] = text
-        results["profile_shares_pct"] = shares
-        print()
-        print("cProfile of one library request (top 25 by tottime):")
-        print(text)
-        print("Share of the profiled time (cumulative unless marked self time):")
-        for label, share in shares.items():
-            unit = " s" if label.endswith("(s)") else "%"
-            print(f"  {label:<50} {share:6.2f}{unit}")
+        profiled = {"rows": RowPosts, "entries": FingerprintedPosts}
+        for kind, posts in profiled.items():
+            text, shares = profile(make_app(posts(build_raw(args.entries))))
+            results[f"profile_{kind}_top25"] = text
+            results[f"profile_{kind}_shares_pct"] = shares
+            print()
+            print(f"cProfile of one Flask request, source of {kind} (top 25 by tottime):")
+            print(text)
+            print("Share of the profiled time (cumulative unless marked self time):")
+            for label, share in shares.items():
+                unit = " s" if label.endswith("(s)") else "%"
+                print(f"  {label:<55} {share:6.2f}{unit}")
     if args.json is not None:
         args.json.write_text(json.dumps(results, indent=2) + "\n")
         print(f"\nResults written to {args.json}")

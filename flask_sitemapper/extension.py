@@ -332,6 +332,16 @@ class Sitemapper:
             body = stream_with_context(body)
         return app.response_class(body, status=reply.status, headers=reply.headers)
 
+    @staticmethod
+    def _extra_sitemaps(app: Flask) -> tuple[str, ...]:
+        # Checked at init_app; a value changed afterwards that is not valid is logged
+        # and left out rather than failing robots.txt (read as "disallow all" if 5xx).
+        try:
+            return check_extra_sitemaps(app.config["SITEMAP_EXTRA_SITEMAPS"])
+        except ConfigurationError:
+            logger.exception("SITEMAP_EXTRA_SITEMAPS is not valid; robots.txt leaves it out")
+            return ()
+
     def _robots_after_request(self, response: Response) -> Response:
         app = _current_app()
         if request.path != "/robots.txt" or not app.config["SITEMAP_ROBOTS_TXT"]:
@@ -370,7 +380,7 @@ class Sitemapper:
             request_headers(request.headers.get),
             app.config["SITEMAP_CACHE_CONTROL"],
             index_parts,
-            check_extra_sitemaps(app.config["SITEMAP_EXTRA_SITEMAPS"]),
+            self._extra_sitemaps(app),
         )
         return response if reply is None else _to_response(app, reply)
 

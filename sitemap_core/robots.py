@@ -74,7 +74,8 @@ def merge_sitemap_lines(existing: str, sitemap_urls: Sequence[str]) -> str:
         name, sep, value = line.partition(":")
         if sep and name.strip().lower() == "sitemap":
             declared.add(value.split("#", 1)[0].strip())
-    missing = [url for url in sitemap_urls if url not in declared]
+    # Each URL once, in order, whether the app declared it or it is listed twice here.
+    missing = [url for url in dict.fromkeys(sitemap_urls) if url not in declared]
     if not missing:
         return existing
     text = existing

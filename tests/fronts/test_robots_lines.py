@@ -183,12 +183,6 @@ def test_an_empty_app_robots_txt_gets_the_lines_alone(front: Front) -> None:
     assert body == f"Sitemap: {OURS}\nSitemap: {CDN}\n".encode()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: robots.txt repeats a Sitemap line when extra_sitemaps lists a URL twice:"
-    " merge_sitemap_lines dedups against the existing text only, not within the URLs it"
-    " adds",
-)
 @pytest.mark.parametrize("app_robots", [None, b"User-agent: *\nDisallow:\n"], ids=["ours", "apps"])
 def test_a_url_given_twice_in_extra_sitemaps_is_listed_once(
     front: Front, app_robots: bytes | None
@@ -197,11 +191,6 @@ def test_a_url_given_twice_in_extra_sitemaps_is_listed_once(
     assert sitemap_lines(text) == [OURS, CDN]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: an extra sitemap equal to our own /sitemap.xml URL is listed twice in"
-    " robots.txt (the extra URLs are not deduplicated against ours)",
-)
 @pytest.mark.parametrize("app_robots", [None, b"User-agent: *\nDisallow:\n"], ids=["ours", "apps"])
 def test_an_extra_sitemap_equal_to_ours_is_listed_once(
     front: Front, app_robots: bytes | None
@@ -247,13 +236,6 @@ def test_flask_extra_sitemaps_set_after_init_app_are_used() -> None:
     assert sitemap_lines(client.get("/robots.txt").text) == [OURS, CDN]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a bad SITEMAP_EXTRA_SITEMAPS set after init_app turns /robots.txt into a"
-    " 500 (raised in the after_request hook; Flask logs 'Request finalizing failed'), even"
-    " the app's own robots.txt, which crawlers then read as 'disallow everything'; the"
-    " index-part count deliberately falls back so that robots.txt keeps working",
-)
 def test_a_bad_flask_extra_sitemap_set_late_does_not_break_the_apps_robots_txt() -> None:
     own = b"User-agent: *\nDisallow: /private/\n"
     app = build_flask_app({"pages": [f"{BASE}/a"]}, app_robots=own)

@@ -69,6 +69,10 @@ class Entry:
       own URL (see :func:`~sitemap_core.alternates.hreflang_cluster` to build a group).
 
     A bad value raises :class:`~sitemap_core.errors.InvalidEntryError`.
+
+    A source may instead yield the tuple ``(loc, lastmod, changefreq, priority)``: it is
+    validated exactly as ``Entry(*row)``, without building an entry when the XML is
+    written (the fast path for big sources, see :mod:`sitemap_core.rows`).
     """
 
     __slots__ = ("changefreq", "extra", "lastmod", "loc", "priority")

@@ -109,8 +109,10 @@ def _row_elements(rows: list[Row], origin: str | None, source: str) -> str:
             and type(priority) is float
             and 0.0 <= priority <= 1.0
         ):
-            if "&" in loc or "'" in loc:
-                loc = loc.replace("&", "&amp;").replace("'", "&apos;")
+            if "&" in loc:
+                loc = loc.replace("&", "&amp;")
+            if "'" in loc:
+                loc = loc.replace("'", "&apos;")
             append(
                 f"<url><loc>{loc}</loc><lastmod>{lastmod.isoformat()}</lastmod>"
                 f"<changefreq>{word}</changefreq><priority>"

@@ -203,11 +203,18 @@ def install_change_log(conn: sqlite3.Connection, table: str, key: str, log_table
     source, log = _ident("table", table), _ident("log_table", log_table)
     column = _ident("key", key)
     prefix = f"{table}_{log_table}"
-    conn.execute(f"CREATE TABLE IF NOT EXISTS {log} (id INTEGER PRIMARY KEY AUTOINCREMENT, key)")
-    rows = {"INSERT": ("NEW",), "UPDATE": ("OLD", "NEW"), "DELETE": ("OLD",)}
+    conn.execute(
+        f"CREATE TABLE IF NOT EXISTS {log}"
+        " (id INTEGER PRIMARY KEY AUTOINCREMENT, key, delta INTEGER NOT NULL)"
+    )
+    # delta: what the change did to the row count (+1 insert, -1 delete, 0 update).
+    rows = {"INSERT": (("NEW", 1),), "UPDATE": (("OLD", 0), ("NEW", 0)), "DELETE": (("OLD", -1),)}
     for event, images in rows.items():
         trigger = _ident("trigger", f"{prefix}_{event.lower()}")
-        body = " ".join(f"INSERT INTO {log} (key) VALUES ({image}.{column});" for image in images)
+        body = " ".join(
+            f"INSERT INTO {log} (key, delta) VALUES ({image}.{column}, {delta});"
+            for image, delta in images
+        )
         conn.execute(
             f"CREATE TRIGGER IF NOT EXISTS {trigger} AFTER {event} ON {source} BEGIN {body} END"
         )
@@ -268,7 +275,10 @@ class SQLiteSource:
             self._version_sql = (
                 f"SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = '{change_log}'), 0)"
             )
-            self._changes_sql = f"SELECT MIN(id), MIN(key) FROM {log} WHERE id > ?"
+            self._changes_sql = f"SELECT MIN(id), MIN(key), SUM(delta) FROM {log} WHERE id > ?"
+        # Without a filter every logged insert and delete counts, so the count follows
+        # from the log; with one, a change may not touch the filtered set.
+        self._count_follows_log = where is None
         #: Facts of one version of the table (only with ``version_table``).
         self._facts: _Facts | None = None
 
@@ -294,7 +304,7 @@ class SQLiteSource:
                 if mode == "seek"
                 else f"SELECT {k}, {lm} {filtered} ORDER BY {k} LIMIT ? OFFSET ?"
             )
-            self._newest_sql = f"SELECT MAX({lm}), MAX({k}) FROM ({inner})"
+            self._newest_sql = f"SELECT MAX({lm}), MAX({k}), COUNT(*) FROM ({inner})"
         # Three scalar subqueries rather than one SELECT of three aggregates: SQLite
         # answers a lone MAX() from an index in O(log n), which it cannot do for a MAX()
         # sharing its SELECT with COUNT(*).
@@ -330,11 +340,15 @@ class SQLiteSource:
             # concurrent call on the old version harmless.
             fresh = _Facts(row[0])
             if facts is not None and self._changes_sql is not None and row[0] > facts.version:
-                first_id, lowest = conn.execute(self._changes_sql, (facts.version,)).fetchone()
+                first_id, lowest, delta = conn.execute(
+                    self._changes_sql, (facts.version,)
+                ).fetchone()
                 # Ids run without gaps; a first id past version + 1 means the log was
                 # pruned past what we knew, so nothing can be carried over.
                 if first_id == facts.version + 1:
                     fresh.carry(facts, lowest)
+                    if self._count_follows_log and facts.count is not None:
+                        fresh.count = facts.count + int(delta)
             facts = self._facts = fresh
         return facts
 
@@ -342,7 +356,12 @@ class SQLiteSource:
         """The key of the row at ``offset`` in key order, or :data:`_END`."""
         if facts is not None and offset in facts.anchors:
             return facts.anchors[offset]
-        row = conn.execute(self._anchor_sql, (*self._params, offset)).fetchone()
+        last = None if facts is None else facts.ends.get(offset)
+        if last is not None:
+            # The range ending here is known: its successor is one O(log n) step on.
+            row = conn.execute(self._after_sql, (*self._params, last)).fetchone()
+        else:
+            row = conn.execute(self._anchor_sql, (*self._params, offset)).fetchone()
         key = _END if row is None else row[0]
         if facts is not None:
             facts.remember(facts.anchors, offset, key)
@@ -441,9 +460,9 @@ class SQLiteSource:
             if self.mode == "seek":
                 first = self._anchor(conn, facts, start)
                 if first is _END or limit == 0:
-                    value, last = None, None
+                    value, last, rows = None, None, 0
                 else:
-                    value, last = conn.execute(
+                    value, last, rows = conn.execute(
                         self._newest_sql, (*self._params, first, limit)
                     ).fetchone()
                 if facts is not None and last is not None and stop not in facts.anchors:
@@ -451,12 +470,17 @@ class SQLiteSource:
                     row = conn.execute(self._after_sql, (*self._params, last)).fetchone()
                     facts.remember(facts.anchors, stop, _END if row is None else row[0])
             else:
-                value, last = conn.execute(
+                value, last, rows = conn.execute(
                     self._newest_sql, (*self._params, limit, start)
                 ).fetchone()
             result = None if value is None else str(value)
             if facts is not None:
-                facts.remember(facts.newest, (start, stop), (result, last))
+                # Only a full range keeps its largest key: a short one (the table's
+                # end) grows when rows are appended, so it must not outlive a change.
+                end = last if rows == limit else None
+                facts.remember(facts.newest, (start, stop), (result, end))
+                if end is not None:
+                    facts.remember(facts.ends, stop, end)
         return result
 
 
@@ -485,8 +509,10 @@ class _Facts:
         self.version = version
         self.count: int | None = None
         self.anchors: dict[int, Any] = {}
-        #: (start, stop) -> (newest lastmod, largest key) of that range.
+        #: (start, stop) -> (newest lastmod, largest key of the range if it is full).
         self.newest: dict[tuple[int, int], tuple[str | None, Any]] = {}
+        #: stop -> the largest key of a known range ending there (seek: finds anchors).
+        self.ends: dict[int, Any] = {}
 
     def carry(self, old: _Facts, lowest: Any) -> None:
         """Keep what ``old`` knew of rows before key ``lowest``, the smallest changed.
@@ -508,6 +534,7 @@ class _Facts:
             for window, known in old.newest.items()
             if known[1] is not None and _order(known[1]) < bound
         }
+        self.ends = {stop: last for (_, stop), (_, last) in self.newest.items()}
 
     @staticmethod
     def remember(memo: dict[Any, Any], key: Any, value: Any) -> None:

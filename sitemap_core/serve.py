@@ -28,6 +28,7 @@ from typing import IO, Generic, Literal
 from .cache import PageCache, cache_get, cache_set
 from .compress import GzipStream, accepts_gzip, gzip_chunks
 from .entries import Entry
+from .errors import InvalidEntryError
 from .hosts import BaseURL, UntrustedHostError
 from .html import CONTENT_SECURITY_POLICY
 from .http import (
@@ -63,6 +64,7 @@ __all__ = [
     "decide",
     "finish_spooled",
     "iter_body",
+    "named",
     "prime",
     "refuse_host",
     "request_headers",
@@ -462,16 +464,25 @@ def iter_body(
             yield chunk
     for source, start, stop in plan.slices:
         pulled = 0
-        for batch in source.batches(start, stop, batch_size):
-            plan.check(batch, source.name)
-            if observe is not None:
-                observe(batch)
-            pulled += len(batch)
-            chunk = encoder.feed(batch, source.limits.max_entry_bytes, source.name)
-            if chunk:
-                yield chunk
+        try:
+            for batch in source.batches(start, stop, batch_size):
+                plan.check(batch, source.name)
+                if observe is not None:
+                    observe(batch)
+                pulled += len(batch)
+                chunk = encoder.feed(batch, source.limits.max_entry_bytes, source.name)
+                if chunk:
+                    yield chunk
+        except InvalidEntryError as exc:
+            raise named(exc, source.name) from exc
         check_complete(source.name, start, stop, pulled)
     yield encoder.close()
+
+
+def named(error: InvalidEntryError, source: str) -> InvalidEntryError:
+    """``error`` naming ``source``: an ``Entry`` built in the source's own code could not
+    say where it came from."""
+    return error if error.source is not None else error.with_source(source)
 
 
 def prime(chunks: Iterator[bytes]) -> Iterator[bytes]:

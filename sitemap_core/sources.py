@@ -237,7 +237,10 @@ class UrlSource:
 
     def count(self) -> int:
         """Return how many entries the source holds now."""
-        total = self._count()
+        try:
+            total = self._count()
+        except InvalidEntryError as exc:  # an entry built while walking to count
+            raise (exc if exc.source is not None else exc.with_source(self.name)) from exc
         if isinstance(total, bool) or not isinstance(total, int) or total < 0:
             raise ConfigurationError(
                 f"count of source {self.name!r} returned {total!r}, not a whole number"
@@ -269,14 +272,19 @@ class UrlSource:
         """Return an iterator over the items in ``[start, stop)``."""
         return iter(self._entries(start, stop))
 
-    def batches(self, start: int, stop: int, size: int = 256) -> Iterator[list[Entry]]:
-        """Yield the entries of ``[start, stop)`` as validated lists of at most ``size``.
+    def batches(
+        self, start: int, stop: int, size: int = 256, then: int | None = None
+    ) -> Iterator[list[Entry]]:
+        """Yield the entries of ``[start, stop)`` as validated lists of at most ``size``
+        (``then``, if given, after the first list).
 
         Yields no more than ``stop - start`` entries even if the source gives more.
         """
         iterator = islice(self.entries(start, stop), stop - start)
-        while batch := list(islice(iterator, size)):
+        step = size
+        while batch := list(islice(iterator, step)):
             yield coerce_batch(batch, self.name)
+            step = then or size
 
 
 #: A per-range fact of a source: ``fact(start, stop)``.

@@ -448,13 +448,6 @@ def test_a_bad_entry_is_a_500_before_the_first_byte(
         assert "sitemap-broken-1" in logged  # the path names the source
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: an InvalidEntryError raised while a source's own iterator builds an Entry"
-    " (1,001 images, a bad hreflang...) is logged without the source's name: the fronts"
-    " name the path only, and /sitemap.xml names no source; errors the core finds itself"
-    " (a bad URL string, a row, max_entry_bytes) do name it (InvalidEntryError.with_source)",
-)
 @pytest.mark.parametrize(("make_bad", "field"), BAD_ENTRIES[:1])
 def test_a_bad_entry_from_a_sources_own_code_is_logged_naming_the_source(
     front: Front, caplog: pytest.LogCaptureFixture, make_bad: Callable[[], Entry], field: str

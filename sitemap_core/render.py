@@ -10,6 +10,7 @@ Escaping is done here and only here.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from datetime import date, datetime
 
@@ -134,6 +135,28 @@ def _row_elements(rows: list[Row], origin: str | None, source: str) -> str:
     return "".join(parts)
 
 
+# Lastmod text already in the form normalise_lastmod writes (what a database column of
+# ISO dates usually holds): a date, or a date-time with seconds, six non-zero-only
+# fraction digits or none, and an offset within +-14:00 other than "-00:00".
+_CANONICAL_LASTMOD = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}"
+    r"(?:T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.(?!000000)[0-9]{6})?"
+    r"(?!-00:00)[+-](?:(?:0[0-9]|1[0-3]):[0-5][0-9]|14:00))?"
+)
+
+
+def _canonical_lastmod(text: str) -> bool:
+    # Written as it is when it has the canonical shape and is a real date: then
+    # normalise_lastmod would give back the very same text.
+    if _CANONICAL_LASTMOD.fullmatch(text) is None:
+        return False
+    try:
+        (datetime if len(text) > 10 else date).fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _sparse_element(
     loc: object,
     lastmod: object,
@@ -157,6 +180,8 @@ def _sparse_element(
     ) is date:
         assert isinstance(lastmod, date)
         written = f"<lastmod>{lastmod.isoformat()}</lastmod>"
+    elif type(lastmod) is str and _canonical_lastmod(lastmod):
+        written = f"<lastmod>{lastmod}</lastmod>"
     else:
         return None
     if changefreq is not None:

@@ -132,8 +132,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing
 from typing import Any, Literal
 
-from .entries import Entry
 from .errors import ConfigurationError
+from .sources import Item
 
 __all__ = ["IDENTIFIER", "SQLiteSource", "install_change_log", "install_version_triggers"]
 
@@ -227,7 +227,9 @@ class SQLiteSource:
     ``connect`` opens a new connection per call (count, page, fingerprint, newest);
     each is closed when its work is done, a page's when its generator finishes or is
     closed (also when the client goes away midway). ``build`` turns one
-    :class:`sqlite3.Row` of ``columns`` into an :class:`Entry` or a URL string.
+    :class:`sqlite3.Row` of ``columns`` into an :class:`Entry`, a URL string, or a
+    tuple row ``(loc, lastmod, changefreq, priority)`` (the fastest: validated and
+    written in one pass, see :mod:`sitemap_core.rows`).
     ``lastmod`` names the column whose maximum :meth:`newest` reports. ``where`` is a
     trusted SQL filter (``where_params`` its values). See the module documentation
     for ``mode`` and ``version_table``.
@@ -238,7 +240,7 @@ class SQLiteSource:
         connect: Callable[[], sqlite3.Connection],
         table: str,
         key: str,
-        build: Callable[[sqlite3.Row], Entry | str],
+        build: Callable[[sqlite3.Row], Item],
         *,
         columns: Sequence[str],
         lastmod: str | None = None,
@@ -384,7 +386,7 @@ class SQLiteSource:
                 facts.count = int(count)
         return int(count)
 
-    def __getitem__(self, window: slice, /) -> Iterator[Entry | str]:
+    def __getitem__(self, window: slice, /) -> Iterator[Item]:
         """The entries of rows ``[start, stop)`` in key order, read by one bounded query.
 
         Rows are built into entries as they are pulled: the query runs at the first
@@ -402,7 +404,7 @@ class SQLiteSource:
         limit = -1 if stop is None else max(0, stop - start)
         return self._rows(start, limit)
 
-    def _rows(self, start: int, limit: int) -> Iterator[Entry | str]:
+    def _rows(self, start: int, limit: int) -> Iterator[Item]:
         conn = self._connect()
         try:
             if limit == 0:

@@ -11,10 +11,16 @@ Run it from this folder::
   database by an async generator. The products come from :class:`ProductPages`, an
   ``AsyncSliceable``, so ``/sitemap.xml`` is an index of ``/sitemap-pages-1.xml`` and
   ``/sitemap-products-1.xml`` / ``-2.xml``, each page one ``LIMIT/OFFSET`` query.
+* Each product lists its photo (``/products/{id}/photo.svg``, drawn on request) as an
+  ``<image:image>``; the featured product (id 1) also has a demo video, listed as a
+  ``<video:video>`` whose player page is ``/products/1/demo``.
+* ``/sitemap.html`` shows the same sitemap to people, page by page.
 * ``updated_at`` is stored as SQLite's ``CURRENT_TIMESTAMP`` writes it: UTC text with
   no offset (``2022-01-01 00:00:00``), which the sitemap writes as UTC.
 * The sitemap's URLs use the request's host when it is localhost / 127.0.0.1. Set
   ``SITEMAP_BASE_URL=https://shop.example.com`` to fix them instead.
+* ``SITEMAP_PAGE_SIZE=1000`` makes the child sitemaps (and their HTML pages) smaller
+  than the protocol's 50,000 URLs.
 * Rendered pages are cached per process; ``SITEMAP_CACHE=redis://127.0.0.1:6379/0``
   shares them (and their ETags) between workers and machines.
 """
@@ -29,12 +35,15 @@ from pathlib import Path
 
 import aiosqlite
 from fastapi import FastAPI, HTTPException
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, Response
 
-from asgi_sitemap import Entry, SitemapMiddleware, SitemapRoutes, url_for
+from asgi_sitemap import Entry, SitemapMiddleware, SitemapRoutes, Video, url_for
 
 PRODUCT_COUNT = 75_000
 CATEGORIES = ("books", "garden", "kitchen", "music", "outdoor", "toys", "tools")
+#: The product with a demo video (the first row of the first page, so the video
+#: namespace is declared once, on ``<urlset>``).
+FEATURED = 1
 DATABASE = Path(os.environ.get("FASTAPI_DATABASE") or Path(__file__).with_name("shop.db"))
 
 
@@ -128,7 +137,20 @@ class ProductPages:
             ) as cursor,
         ):
             async for product_id, updated_at in cursor:
-                yield Entry(url_for("product", product_id=product_id), lastmod=updated_at)
+                url = url_for("product", product_id=product_id)
+                # The photo's and the demo's URLs are the product's plus a suffix (see
+                # their routes): one url_for per row, on pages of 50,000 rows.
+                photo = f"{url}/photo.svg"
+                videos = None
+                if product_id == FEATURED:
+                    videos = Video(
+                        thumbnail_loc=photo,
+                        title=f"Product {product_id} in use",
+                        description=f"A one-minute demonstration of product {product_id}.",
+                        player_loc=f"{url}/demo",
+                        duration=60,
+                    )
+                yield Entry(url, lastmod=updated_at, images=[photo], videos=videos)
 
 
 async def category_params() -> AsyncIterator[dict[str, str]]:
@@ -158,6 +180,9 @@ app.add_middleware(
     base_url=os.environ.get("SITEMAP_BASE_URL") or None,
     # A redis:// URL shares rendered pages between workers; unset: per-process cache.
     cache=os.environ.get("SITEMAP_CACHE") or None,
+    # URLs per child sitemap: the protocol's 50,000 unless SITEMAP_PAGE_SIZE says less
+    # (smaller pages are quicker to browse at /sitemap.html).
+    page_size=int(os.environ.get("SITEMAP_PAGE_SIZE") or 50_000),
 )
 
 
@@ -195,3 +220,24 @@ async def product(product_id: int) -> str:
     if row is None:
         raise HTTPException(status_code=404)
     return f"<h1>{row[0]}</h1>"
+
+
+@app.get("/products/{product_id}/photo.svg")
+async def product_photo(product_id: int) -> Response:
+    """The product's photo, drawn on request (the sitemap lists it as the product's image)."""
+    hue = product_id * 37 % 360
+    svg = (
+        '<svg xmlns="http://www.w3.org/2000/svg" width="240" height="240">'
+        f'<circle cx="120" cy="120" r="110" fill="hsl({hue},55%,50%)"/>'
+        '<text x="120" y="130" font-size="26" text-anchor="middle" fill="#fff">'
+        f"#{product_id}</text></svg>"
+    )
+    return Response(svg, media_type="image/svg+xml")
+
+
+@app.get("/products/{product_id}/demo", response_class=HTMLResponse)
+async def product_demo(product_id: int) -> str:
+    """The player page of the featured product's demo video."""
+    if product_id != FEATURED:
+        raise HTTPException(status_code=404)
+    return f"<h1>Product {product_id} in use</h1><p>The video player goes here.</p>"

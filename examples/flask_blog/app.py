@@ -7,6 +7,13 @@ Run it (from this folder): ``gunicorn app:app`` or ``flask --app app run``.
   from :class:`PostPages`, a sliceable source, so each child sitemap costs one
   ``LIMIT/OFFSET`` query and the index costs one ``COUNT(*)``; its ``fingerprint``
   and ``newest`` make ETags, 304s, the page cache and the index's lastmods cheap.
+* Each post lists its cover picture (``/posts/<id>/cover.svg``, drawn on request) as
+  an ``<image:image>``; the welcome page exists in English, German and French
+  (``/en/welcome``, ``/de/welcome``, ``/fr/welcome``), declared once with
+  ``hreflang="lang"``: each of the three URLs lists all three, plus ``x-default``.
+* ``/sitemap.html`` shows the same sitemap to people, page by page;
+  ``FLASK_SITEMAP_PAGE_SIZE=1000`` makes the pages (XML and HTML) smaller than the
+  protocol's 50,000 URLs.
 * The sitemap's URLs use the request's host when it is localhost / 127.0.0.1;
   set ``FLASK_SITEMAP_BASE_URL=https://blog.example.com`` to fix them instead.
 """
@@ -20,13 +27,19 @@ from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from flask import Flask, abort, url_for
+from flask import Flask, Response, abort, url_for
 
 from flask_sitemapper import Entry, Sitemapper
 
 POST_COUNT = 120_000
 TAGS = ("flask", "python", "sitemaps", "sqlite", "wsgi", "asgi", "http", "caching")
 DATABASE = Path(os.environ.get("BLOG_DATABASE", Path(__file__).with_name("blog.db")))
+#: The welcome page in each language the blog speaks (the URL's first segment).
+WELCOME = {
+    "en": "Welcome to the blog",
+    "de": "Willkommen im Blog",
+    "fr": "Bienvenue sur le blog",
+}
 
 
 #: A version that triggers bump on every change of the table: an exact, O(1) fingerprint.
@@ -113,7 +126,10 @@ class PostPages:
                 (stop - start, start),
             )
             for post_id, updated_at in rows:
-                yield Entry(url_for("post", post_id=post_id, _external=True), lastmod=updated_at)
+                url = url_for("post", post_id=post_id, _external=True)
+                # The cover's URL is the post's plus a suffix (see the cover route): one
+                # url_for per row, not two, on pages of 50,000 rows.
+                yield Entry(url, lastmod=updated_at, images=[f"{url}/cover.svg"])
 
 
 create_database(DATABASE)
@@ -156,3 +172,26 @@ def post(post_id: int) -> str:
     if row is None:
         abort(404)
     return f"<h1>{row[0]}</h1>"
+
+
+@app.get("/posts/<int:post_id>/cover.svg")
+def cover(post_id: int) -> Response:
+    """The post's cover picture, drawn on request (the sitemap lists it as its image)."""
+    hue = post_id * 47 % 360
+    svg = (
+        '<svg xmlns="http://www.w3.org/2000/svg" width="320" height="180">'
+        f'<rect width="320" height="180" fill="hsl({hue},60%,45%)"/>'
+        '<text x="160" y="100" font-size="28" text-anchor="middle" fill="#fff">'
+        f"Post {post_id}</text></svg>"
+    )
+    return Response(svg, mimetype="image/svg+xml")
+
+
+@app.get("/<lang>/welcome")
+@sitemapper.include(
+    hreflang="lang", languages=list(WELCOME), x_default="en", changefreq="monthly", priority=0.5
+)
+def welcome(lang: str) -> str:
+    if lang not in WELCOME:
+        abort(404)
+    return f'<html lang="{lang}"><h1>{WELCOME[lang]}</h1></html>'

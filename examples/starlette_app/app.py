@@ -11,11 +11,18 @@ Run it from this folder::
   ``/sitemap.xml`` (an index, as 60,008 URLs need two pages of articles) costs one
   ``COUNT(*)``, and each child sitemap one ``LIMIT/OFFSET`` query whose rows are
   streamed out as they arrive.
+* The newsletter page is published in English, German and Spanish
+  (``/en/newsletter``, ``/de/newsletter``, ``/es/newsletter``), declared once with
+  ``@routes.include(hreflang="lang", languages=[...], x_default="en")``: each of the
+  three URLs lists all three as ``xhtml:link`` alternates, plus ``x-default``.
+* ``/sitemap.html`` shows the same sitemap to people, page by page.
 * The app serves its own ``/robots.txt``; the middleware keeps it and appends the
   ``Sitemap:`` line.
 * The sitemap's URLs use the request's host when it is localhost / 127.0.0.1. Set
   ``SITEMAP_BASE_URL=https://news.example.com`` to fix them instead (needed behind a
   proxy or on a public host, whose Host header is not trusted).
+* ``SITEMAP_PAGE_SIZE=1000`` makes the child sitemaps (and their HTML pages) smaller
+  than the protocol's 50,000 URLs.
 * Rendered pages are cached per process; ``SITEMAP_CACHE=redis://127.0.0.1:6379/0``
   shares them (and their ETags) between workers and machines.
 """
@@ -44,6 +51,12 @@ DATABASE = Path(os.environ.get("STARLETTE_DATABASE") or Path(__file__).with_name
 # The newsroom is in UTC+2: lastmod is written with that offset, and the sitemap keeps it.
 NEWSROOM_TIME = timezone(timedelta(hours=2))
 ROBOTS_TXT = "User-agent: *\nDisallow: /admin/\n"
+#: The newsletter page in each language it is published in (the path's first segment).
+NEWSLETTER = {
+    "en": "Subscribe to our newsletter",
+    "de": "Abonnieren Sie unseren Newsletter",
+    "es": "Suscríbase a nuestro boletín",
+}
 
 
 def _article_rows(count: int) -> Iterator[tuple[int, str, str, str]]:
@@ -164,6 +177,15 @@ async def topic(request: Request) -> HTMLResponse:
     return HTMLResponse(f"<h1>Articles about {name}</h1>")
 
 
+@routes.include(hreflang="lang", languages=list(NEWSLETTER), x_default="en", changefreq="monthly")
+async def newsletter(request: Request) -> HTMLResponse:
+    """The newsletter page, one URL per language; the sitemap links them as alternates."""
+    lang = request.path_params["lang"]
+    if lang not in NEWSLETTER:
+        raise HTTPException(404)
+    return HTMLResponse(f'<html lang="{lang}"><h1>{NEWSLETTER[lang]}</h1></html>')
+
+
 async def article(request: Request) -> HTMLResponse:
     """One article; not marked: the articles are listed by :class:`ArticlePages`."""
     async with (
@@ -196,6 +218,7 @@ app = Starlette(
         Route("/about", about),
         Route("/topics/{topic}", topic),
         Route("/articles/{article_id:int}", article),
+        Route("/{lang}/newsletter", newsletter),
         Route("/robots.txt", robots),
     ],
     middleware=[
@@ -207,6 +230,9 @@ app = Starlette(
             base_url=os.environ.get("SITEMAP_BASE_URL") or None,
             # A redis:// URL shares rendered pages between workers; unset: per-process cache.
             cache=os.environ.get("SITEMAP_CACHE") or None,
+            # URLs per child sitemap: the protocol's 50,000 unless SITEMAP_PAGE_SIZE says less
+            # (smaller pages are quicker to browse at /sitemap.html).
+            page_size=int(os.environ.get("SITEMAP_PAGE_SIZE") or 50_000),
         )
     ],
     lifespan=lifespan,

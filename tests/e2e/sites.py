@@ -168,6 +168,10 @@ FLASK_BLOG = ExampleSite(
             f"/tags/{tag}"
             for tag in ("flask", "python", "sitemaps", "sqlite", "wsgi", "asgi", "http", "caching")
         ),
+        # One route in three languages (hreflang="lang").
+        "/en/welcome",
+        "/de/welcome",
+        "/fr/welcome",
     ),
 )
 
@@ -191,6 +195,10 @@ STARLETTE_NEWS = ExampleSite(
             f"/topics/{topic}"
             for topic in ("python", "asyncio", "databases", "web", "testing", "packaging")
         ),
+        # One route in three languages (hreflang="lang").
+        "/en/newsletter",
+        "/de/newsletter",
+        "/es/newsletter",
     ),
     robots_text="User-agent: *\nDisallow: /admin/\n",
     own_robots=True,

@@ -77,7 +77,8 @@ def tree(document: str) -> lxml.html.HtmlElement:
 
 def rows(document: str) -> list[lxml.html.HtmlElement]:
     """The ``<tr>`` of the table's body."""
-    return tree(document).xpath("//table/tbody/tr")
+    found: list[lxml.html.HtmlElement] = tree(document).xpath("//table/tbody/tr")
+    return found
 
 
 def headings(document: str) -> list[str]:
@@ -85,7 +86,8 @@ def headings(document: str) -> list[str]:
 
 
 def cells(row: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
-    return row.xpath("./td")
+    found: list[lxml.html.HtmlElement] = row.xpath("./td")
+    return found
 
 
 def links(element: lxml.html.HtmlElement) -> list[tuple[str, str]]:

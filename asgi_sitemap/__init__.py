@@ -20,6 +20,7 @@ from sitemap_core import (
     SitemapTooLargeError,
     Video,
     hreflang_cluster,
+    news_cutoff,
 )
 from sitemap_core.aio import AsyncSliceable, AsyncUrlSource
 
@@ -46,5 +47,6 @@ __all__ = [
     "SitemapTooLargeError",
     "Video",
     "hreflang_cluster",
+    "news_cutoff",
     "url_for",
 ]

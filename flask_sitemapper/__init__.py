@@ -20,6 +20,7 @@ from sitemap_core import (
     UrlSource,
     Video,
     hreflang_cluster,
+    news_cutoff,
 )
 
 from .extension import Sitemapper
@@ -43,4 +44,5 @@ __all__ = [
     "UrlSource",
     "Video",
     "hreflang_cluster",
+    "news_cutoff",
 ]

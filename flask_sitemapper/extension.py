@@ -192,6 +192,7 @@ class Sitemapper:
         newest: Callable[..., Any] | None = None,
         page_size: int | None = None,
         max_entry_bytes: int | None = None,
+        news: bool = False,
     ) -> Callable[[F], F]:
         """Decorate a function returning entries (a generator) as the source ``name``.
 
@@ -211,6 +212,7 @@ class Sitemapper:
                 newest=newest,
                 page_size=page_size,
                 max_entry_bytes=max_entry_bytes,
+                news=news,
             )
             return func
 
@@ -226,6 +228,7 @@ class Sitemapper:
         newest: Callable[..., Any] | None = None,
         page_size: int | None = None,
         max_entry_bytes: int | None = None,
+        news: bool = False,
     ) -> None:
         """Register ``source``: a callable returning an iterable, or a sized sliceable.
 
@@ -233,7 +236,9 @@ class Sitemapper:
         object doing ``LIMIT/OFFSET``) serves page N with one slice. ``fingerprint``
         and ``newest`` (or methods of those names on the source) make validators, 304s
         and caching cheap; ``page_size`` and ``max_entry_bytes`` bound this source's
-        pages (see :class:`~sitemap_core.sources.Limits`).
+        pages (see :class:`~sitemap_core.sources.Limits`). ``news=True`` makes it a news
+        section: 1,000 entries a page, each with ``news=`` and of the last two days
+        (see :mod:`sitemap_core.newsroom`; select with ``news_cutoff()``).
         """
         self._check_open()
         if name in self._sources or name in self._specs:
@@ -246,6 +251,7 @@ class Sitemapper:
             newest=newest,
             page_size=page_size,
             max_entry_bytes=max_entry_bytes,
+            news=news,
         )
 
     def _check_open(self) -> None:

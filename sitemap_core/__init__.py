@@ -14,6 +14,7 @@ from .hosts import LOOPBACK_HOSTS, BaseURL, UntrustedHostError, host_is_allowed
 from .http import Reply
 from .media import Image, Video
 from .news import News
+from .newsroom import news_cutoff
 from .render import IndexEncoder, TextEncoder, UrlsetEncoder, escape
 from .robots import DEFAULT_RULES, merge_sitemap_lines, robots_txt
 from .serve import iter_body, respond
@@ -53,6 +54,7 @@ __all__ = [
     "hreflang_cluster",
     "iter_body",
     "merge_sitemap_lines",
+    "news_cutoff",
     "normalise_lastmod",
     "normalise_url",
     "respond",

@@ -26,6 +26,7 @@ from .entries import Entry, normalise_lastmod
 from .errors import ConfigurationError, InvalidEntryError
 from .hosts import BaseURL
 from .http import Reply
+from .newsroom import check_news, news_epoch
 from .serve import (
     NO_HEADERS,
     Facts,
@@ -129,6 +130,7 @@ class AsyncUrlSource:
         newest: Callable[..., Any] | None = None,
         page_size: int | None = None,
         max_entry_bytes: int | None = None,
+        news: bool = False,
     ) -> AsyncUrlSource:
         """Adapt any supported source object.
 
@@ -145,7 +147,7 @@ class AsyncUrlSource:
         facts: dict[str, Any] = {
             "fingerprint": _async_fact(name, "fingerprint", fingerprint, obj),
             "newest": _async_fact(name, "newest", newest, obj),
-            "limits": Limits(page_size, max_entry_bytes),
+            "limits": Limits(page_size, max_entry_bytes, news),
         }
         # The protocol checks names only: a sync count()/slice() (a SQLAlchemy Query)
         # must not be awaited, so an async count is required here.
@@ -212,7 +214,11 @@ class AsyncUrlSource:
 
     async def fingerprint(self, runner: Runner, start: int, stop: int) -> object | None:
         """As :meth:`UrlSource.fingerprint <sitemap_core.sources.UrlSource.fingerprint>`."""
-        return None if self._fingerprint is None else await self._fingerprint(runner, start, stop)
+        if self._fingerprint is None:
+            return None
+        value = await self._fingerprint(runner, start, stop)
+        # A news section's pages change as articles age out, without a write.
+        return (value, news_epoch()) if self.limits.news and value is not None else value
 
     async def newest(self, runner: Runner, start: int, stop: int) -> str | None:
         """As :meth:`UrlSource.newest <sitemap_core.sources.UrlSource.newest>`."""
@@ -358,6 +364,8 @@ async def aiter_body(
         try:
             async for batch in batches:
                 plan.check(batch, source.name)
+                if source.limits.news:
+                    check_news(batch, source.name)
                 if observe is not None:
                     observe(batch)
                 pulled += len(batch)

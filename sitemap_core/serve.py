@@ -40,6 +40,7 @@ from .http import (
     plain_text,
 )
 from .limits import CHUNK_BYTES
+from .newsroom import check_news
 from .robots import REPLACED_HEADERS, is_mergeable, merge_robots_bytes, robots_txt, sitemap_urls
 from .site import BATCH_SIZE, Plan, S, Site, Target, check_complete
 from .sources import UrlSource
@@ -467,6 +468,8 @@ def iter_body(
         try:
             for batch in source.batches(start, stop, batch_size):
                 plan.check(batch, source.name)
+                if source.limits.news:
+                    check_news(batch, source.name)
                 if observe is not None:
                     observe(batch)
                 pulled += len(batch)

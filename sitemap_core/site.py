@@ -29,7 +29,12 @@ from .errors import ConfigurationError, InvalidEntryError
 from .hosts import BaseURL
 from .html import HtmlEncoder, HtmlIndexEncoder, HtmlView
 from .http import HTML, TEXT, XML
-from .limits import MAX_SITEMAP_BYTES, MAX_SITEMAPS_PER_INDEX, MAX_URLS_PER_SITEMAP
+from .limits import (
+    MAX_NEWS_URLS,
+    MAX_SITEMAP_BYTES,
+    MAX_SITEMAPS_PER_INDEX,
+    MAX_URLS_PER_SITEMAP,
+)
 from .render import DocumentEncoder, IndexEncoder, TextEncoder, UrlsetEncoder
 from .robots import (
     DEFAULT_RULES,
@@ -291,6 +296,8 @@ class Site(Generic[S]):
         """How many entries one page of ``source`` holds (see :class:`Limits`)."""
         limits = self.sources[source].limits
         size = min(self.page_size, limits.page_size or self.page_size)
+        if limits.news:
+            size = min(size, MAX_NEWS_URLS)  # Google: 1,000 URLs per news sitemap
         if limits.max_entry_bytes is not None:
             size = min(size, (MAX_SITEMAP_BYTES - DOCUMENT_OVERHEAD) // limits.max_entry_bytes)
         return size

@@ -29,6 +29,7 @@ from typing import Any, Protocol, TypeAlias, runtime_checkable
 from .entries import Entry, normalise_lastmod
 from .errors import ConfigurationError, InvalidEntryError
 from .limits import MAX_SITEMAP_BYTES, MAX_URLS_PER_SITEMAP
+from .newsroom import news_epoch
 from .rows import Row, RowBatch, entry_from_row
 
 __all__ = [
@@ -66,10 +67,14 @@ class Limits:
     whatever the entries carry, and an entry over the bound is an error, never
     dropped. Without it the writer still refuses to pass 50 MiB in a page (a typed
     error), which a site of ordinary URLs (under ~1 KiB each) never meets.
+
+    ``news`` makes the source a news section (see :mod:`sitemap_core.newsroom`): at
+    most 1,000 entries a page, each with ``news=`` and of the last two days.
     """
 
     page_size: int | None = None
     max_entry_bytes: int | None = None
+    news: bool = False
 
     def __post_init__(self) -> None:
         if self.page_size is not None and (
@@ -80,6 +85,8 @@ class Limits:
             raise ConfigurationError(
                 f"page_size {self.page_size!r} must be between 1 and {MAX_URLS_PER_SITEMAP}"
             )
+        if not isinstance(self.news, bool):
+            raise ConfigurationError(f"news {self.news!r} must be True or False")
         if self.max_entry_bytes is not None and (
             isinstance(self.max_entry_bytes, bool)
             or not isinstance(self.max_entry_bytes, int)
@@ -191,6 +198,7 @@ class UrlSource:
         newest: Callable[..., Any] | None = None,
         page_size: int | None = None,
         max_entry_bytes: int | None = None,
+        news: bool = False,
     ) -> UrlSource:
         """Adapt a sliceable object or a callable returning an iterable.
 
@@ -207,7 +215,7 @@ class UrlSource:
         facts: dict[str, Any] = {
             "fingerprint": range_fact(name, "fingerprint", fingerprint, obj),
             "newest": range_fact(name, "newest", newest, obj),
-            "limits": Limits(page_size, max_entry_bytes),
+            "limits": Limits(page_size, max_entry_bytes, news),
         }
         if isinstance(obj, Sliceable) and not isinstance(obj, str | bytes):
             sliceable = obj
@@ -257,7 +265,11 @@ class UrlSource:
         pages cost no rendering. None: the source has none (documents are then
         rendered to compute their validators, and never cached).
         """
-        return None if self._fingerprint is None else self._fingerprint(start, stop)
+        if self._fingerprint is None:
+            return None
+        value = self._fingerprint(start, stop)
+        # A news section's pages change as articles age out, without a write.
+        return (value, news_epoch()) if self.limits.news and value is not None else value
 
     def newest(self, start: int, stop: int) -> str | None:
         """The newest ``lastmod`` in ``[start, stop)`` from a cheap query, normalised;

@@ -37,7 +37,8 @@ _STYLE = (
     "th,td{text-align:left;vertical-align:top;padding:.35rem .5rem;"
     "border-bottom:1px solid #ddd}"
     "th{background:#f5f5f7;position:sticky;top:0}"
-    "td.n{color:#888;text-align:right}"
+    "td.n,th:first-child{width:1%;color:#888;text-align:right}"
+    "td.t,th{white-space:nowrap}"
     "td a{word-break:break-all}"
     "ul{margin:0;padding-left:1.1rem}"
     ".x{color:#555;font-size:.9em}"
@@ -139,7 +140,7 @@ class HtmlEncoder(DocumentEncoder):
             priority = "" if entry.priority is None else format_priority(entry.priority)
             rows.append(
                 f'<tr><td class="n">{number}</td><td>{_link(entry.loc)}</td>'
-                f"<td>{entry.lastmod or ''}</td><td>{entry.changefreq or ''}</td>"
+                f'<td class="t">{entry.lastmod or ""}</td><td>{entry.changefreq or ""}</td>'
                 f"<td>{priority}</td><td>{_extensions(entry)}</td></tr>\n"
             )
             number += 1
@@ -172,7 +173,8 @@ class HtmlIndexEncoder(DocumentEncoder):
             name = page.removesuffix(".html")
             rows.append(
                 f'<tr><td class="n">{number}</td><td>{_link(page, name)}</td>'
-                f"<td>{child.lastmod or ''}</td><td>{_link(name + '.xml', 'XML')}</td></tr>\n"
+                f'<td class="t">{child.lastmod or ""}</td>'
+                f"<td>{_link(name + '.xml', 'XML')}</td></tr>\n"
             )
             number += 1
         self._number = number

@@ -126,9 +126,9 @@ def clean_env(extra: Mapping[str, str], pythonpath: list[Path]) -> dict[str, str
         name: value
         for name, value in os.environ.items()
         # FLASK_* would reach app.config through from_prefixed_env (FLASK_SITEMAP_BASE_URL
-        # changes every URL), SITEMAP_BASE_URL does the same for the ASGI examples, and a
-        # database variable must only ever be the one given here.
-        if not name.startswith("FLASK_") and name not in dropped
+        # changes every URL), SITEMAP_* does the same for the ASGI examples (base URL,
+        # page size, cache), and a database variable must only ever be the one given here.
+        if not name.startswith(("FLASK_", "SITEMAP_")) and name not in dropped
     }
     # The project first, so the sitemap packages are the working-tree ones whatever
     # state the editable install is in.

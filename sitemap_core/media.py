@@ -31,8 +31,9 @@ from decimal import Decimal, InvalidOperation
 from typing import TYPE_CHECKING, Any, ClassVar, Final, NoReturn
 
 from .errors import InvalidEntryError
+from .limits import MAX_URL_LENGTH
 from .namespaces import IMAGE_NS, VIDEO_NS
-from .values import normalise_lastmod, normalise_url
+from .values import _COMMON_URL, _STRAY_PERCENT, normalise_lastmod, normalise_url
 from .xmltext import check_xml_text, escape, escape_uri
 
 __all__ = [
@@ -406,6 +407,28 @@ class Image(_Value):
         geo_location: str | None = None,
         license: str | None = None,
     ) -> None:
+        if caption is None and title is None and geo_location is None and license is None:
+            # The common image: a plain URL, by Entry's inlined check (same result as
+            # normalise_url for the URLs it accepts), in one f-string.
+            if (
+                type(loc) is str
+                and 12 <= len(loc) <= MAX_URL_LENGTH
+                and _COMMON_URL.match(loc) is not None
+                and ("%" not in loc or _STRAY_PERCENT.search(loc) is None)
+            ):
+                url = loc
+            else:
+                url = normalise_url(loc, "image.loc")
+            store = object.__setattr__
+            store(self, "loc", url)
+            store(self, "caption", None)
+            store(self, "title", None)
+            store(self, "geo_location", None)
+            store(self, "license", None)
+            store(
+                self, "_xml", f"<image:image><image:loc>{escape_uri(url)}</image:loc></image:image>"
+            )
+            return
         self._freeze(
             loc=normalise_url(loc, "image.loc"),
             caption=_optional_text(caption, "image.caption"),

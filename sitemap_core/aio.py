@@ -195,7 +195,7 @@ class AsyncUrlSource:
             name,
             counter or (lambda runner: runner.run_sync(sync.count)),
             lambda runner, start, stop, size: runner.pull_sync(
-                lambda: sync.batches(start, stop, size)
+                lambda: sync.batches(start, stop, size, size * THREAD_BATCHES)
             ),
             **facts,
         )

@@ -597,7 +597,8 @@ def test_gzip_output_is_deterministic(make_client: MakeClient) -> None:
 
 
 def test_a_gzipped_page_streams(make_app: Any, front: Front) -> None:
-    total = 20_000
+    # A full page: a worker thread reads up to ~2 hand-overs (of 2,048) ahead.
+    total = 50_000
     table = FactTable(total, "big")
     app = with_request_headers(make_app({"big": table}), GZIP)
     started = front.raw_body(app, "/sitemap.xml")

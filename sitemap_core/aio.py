@@ -26,7 +26,7 @@ from .entries import Entry, normalise_lastmod
 from .errors import ConfigurationError, InvalidEntryError
 from .hosts import BaseURL
 from .http import Reply
-from .newsroom import check_news, news_epoch
+from .newsroom import news_epoch
 from .serve import (
     NO_HEADERS,
     Facts,
@@ -38,6 +38,7 @@ from .serve import (
     finish_spooled,
     logger,
     named,
+    write_batch,
 )
 from .site import BATCH_SIZE, Plan, Site, check_complete
 from .sources import Item, Limits, UrlSource, check_name, coerce_batch, range_fact
@@ -363,13 +364,8 @@ async def aiter_body(
         batches = source.batches(runner, start, stop, batch_size)
         try:
             async for batch in batches:
-                plan.check(batch, source.name)
-                if source.limits.news:
-                    check_news(batch, source.name)
-                if observe is not None:
-                    observe(batch)
                 pulled += len(batch)
-                chunk = encoder.feed(batch, source.limits.max_entry_bytes, source.name)
+                chunk = write_batch(plan, encoder, source, batch, observe)
                 if chunk:
                     yield chunk
         except InvalidEntryError as exc:

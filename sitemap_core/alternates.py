@@ -28,6 +28,7 @@ from typing import Any, ClassVar, Final
 
 from . import values as _values
 from .errors import InvalidEntryError
+from .frozen import Frozen
 from .namespaces import XHTML_NS
 from .xmltext import escape, escape_uri
 
@@ -167,7 +168,7 @@ def normalise_hreflang(value: Any) -> str:
     return "-".join(result)
 
 
-class Alternate:
+class Alternate(Frozen):
     """One ``<xhtml:link rel="alternate" hreflang=… href=…/>`` of an entry.
 
     * ``hreflang``: ``"x-default"`` or ``language[-Script][-REGION]`` (see
@@ -222,17 +223,6 @@ class Alternate:
     def to_xml(self) -> str:
         """Return the ``<xhtml:link …/>`` fragment (the ``xhtml`` prefix is not declared)."""
         return self._xml
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"{type(self).__name__} is immutable")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"{type(self).__name__} is immutable")
-
-    def __setstate__(self, state: tuple[None, dict[str, Any]]) -> None:
-        # pickle and copy restore slots through setattr, which is refused above.
-        for name, value in state[1].items():
-            object.__setattr__(self, name, value)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Alternate):

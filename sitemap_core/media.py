@@ -28,9 +28,10 @@ import re
 from collections.abc import Iterable
 from datetime import date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
-from typing import TYPE_CHECKING, Any, ClassVar, Final, NoReturn
+from typing import Any, ClassVar, Final, NoReturn
 
 from .errors import InvalidEntryError
+from .frozen import Frozen
 from .limits import MAX_URL_LENGTH
 from .namespaces import IMAGE_NS, VIDEO_NS
 from .values import _COMMON_URL, _STRAY_PERCENT, normalise_lastmod, normalise_url
@@ -307,7 +308,7 @@ def _rebuild(cls: type[_Value], args: tuple[Any, ...], kwargs: dict[str, Any]) -
     return cls(*args, **kwargs)
 
 
-class _Value:
+class _Value(Frozen):
     """Immutable value with a pre-rendered fragment; equal when the fragments are equal.
 
     The fragment is a function of the normalised fields only, so comparing fragments
@@ -330,26 +331,10 @@ class _Value:
         """Return the XML fragment of this value (rendered once, when it was built)."""
         return self._xml
 
-    if not TYPE_CHECKING:
-        # Hidden from type checkers: a visible __setattr__ would make them accept
-        # assignment to any attribute name, misspelt ones included.
-
-        def __setattr__(self, name: str, value: object) -> None:
-            raise AttributeError(f"{type(self).__name__} is immutable")
-
-        def __delattr__(self, name: str) -> None:
-            raise AttributeError(f"{type(self).__name__} is immutable")
-
     def __reduce__(self) -> tuple[Any, ...]:
         # Default pickling of __slots__ would go through the refused __setattr__.
         args, kwargs = self._arguments()
         return (_rebuild, (type(self), args, kwargs))
-
-    def __copy__(self) -> _Value:
-        return self
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> _Value:
-        return self
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, _Value) or type(other) is not type(self):

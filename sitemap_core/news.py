@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Final
 from . import values as _values
 from .alternates import _LANGUAGE_HINTS, ISO_639_1
 from .errors import InvalidEntryError
+from .frozen import Frozen
 from .namespaces import NEWS_NS
 from .xmltext import check_xml_text, escape
 
@@ -181,7 +182,7 @@ def _element(name: str, text: str) -> str:
     return f"<news:{name}>{escape(text)}</news:{name}>"
 
 
-class News:
+class News(Frozen):
     """The ``<news:news>`` block of one article in a Google News sitemap.
 
     Keyword-only arguments, validated and normalised when built:
@@ -296,17 +297,6 @@ class News:
     def to_xml(self) -> str:
         """Return the ``<news:news>…</news:news>`` fragment (``news`` is not declared)."""
         return self._xml
-
-    def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"{type(self).__name__} is immutable")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"{type(self).__name__} is immutable")
-
-    def __setstate__(self, state: tuple[None, dict[str, Any]]) -> None:
-        # pickle and copy restore slots through setattr, which is refused above.
-        for name, value in state[1].items():
-            object.__setattr__(self, name, value)
 
     def _key(
         self,

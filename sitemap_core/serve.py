@@ -41,6 +41,7 @@ from .http import (
 )
 from .limits import CHUNK_BYTES
 from .newsroom import check_news
+from .render import DocumentEncoder
 from .robots import REPLACED_HEADERS, is_mergeable, merge_robots_bytes, robots_txt, sitemap_urls
 from .site import BATCH_SIZE, Plan, S, Site, Target, check_complete
 from .sources import UrlSource
@@ -71,6 +72,7 @@ __all__ = [
     "request_headers",
     "respond",
     "robots_counts",
+    "write_batch",
 ]
 
 logger = logging.getLogger("sitemap_core")
@@ -467,19 +469,31 @@ def iter_body(
         pulled = 0
         try:
             for batch in source.batches(start, stop, batch_size):
-                plan.check(batch, source.name)
-                if source.limits.news:
-                    check_news(batch, source.name)
-                if observe is not None:
-                    observe(batch)
                 pulled += len(batch)
-                chunk = encoder.feed(batch, source.limits.max_entry_bytes, source.name)
+                chunk = write_batch(plan, encoder, source, batch, observe)
                 if chunk:
                     yield chunk
         except InvalidEntryError as exc:
             raise named(exc, source.name) from exc
         check_complete(source.name, start, stop, pulled)
     yield encoder.close()
+
+
+def write_batch(
+    plan: Plan[S],
+    encoder: DocumentEncoder,
+    source: S,
+    batch: list[Entry],
+    observe: Callable[[list[Entry]], None] | None,
+) -> bytes:
+    """Check one batch of ``source`` (origin, news rules), show it to ``observe``, and
+    feed it to ``encoder``; the sync and async loops differ only in how they pull."""
+    plan.check(batch, source.name)
+    if source.limits.news:
+        check_news(batch, source.name)
+    if observe is not None:
+        observe(batch)
+    return encoder.feed(batch, source.limits.max_entry_bytes, source.name)
 
 
 def named(error: InvalidEntryError, source: str) -> InvalidEntryError:

@@ -25,7 +25,7 @@ from sitemap_core.cache import PageCache, default_cache
 from sitemap_core.hosts import LOOPBACK_HOSTS, BasePolicy, UntrustedHostError
 from sitemap_core.http import Reply, plain_text
 from sitemap_core.limits import MAX_SITEMAPS_PER_INDEX, MAX_URLS_PER_SITEMAP
-from sitemap_core.robots import DEFAULT_RULES
+from sitemap_core.robots import DEFAULT_RULES, is_mergeable
 from sitemap_core.serve import answer_robots, classify, request_headers
 from sitemap_core.site import DEFAULT_CACHE_CONTROL
 
@@ -76,6 +76,7 @@ class SitemapMiddleware:
         gzip: bool = True,
         index_size: int = MAX_SITEMAPS_PER_INDEX,
         extra_sitemaps: Sequence[str] = (),
+        html: bool = True,
         router: Any | None = None,
     ) -> None:
         self.app = app
@@ -95,6 +96,7 @@ class SitemapMiddleware:
             gzip=gzip,
             index_size=index_size,
             extra_sitemaps=extra_sitemaps,
+            html=html,
         )
         self.base_policy = BasePolicy.create(base_url, allowed_hosts)
         self.robots = robots
@@ -223,7 +225,11 @@ class SitemapMiddleware:
         if not captured.understood:
             await captured.replay(send, head)
             return
-        parts = await self._index_parts(scope)
+        # Counting (the index parts robots.txt lists) only when the answer is ours or
+        # mergeable: an app's robots.txt passed through as it is needs no count.
+        content_type = next((v for k, v in captured.headers if k.lower() == "content-type"), "")
+        used = captured.status == 404 or is_mergeable(captured.status, content_type)
+        parts = await self._index_parts(scope) if used else 1
         reply = answer_robots(
             captured.status,
             captured.headers,

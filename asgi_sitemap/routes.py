@@ -118,9 +118,15 @@ class SitemapRoutes:
             raise ConfigurationError(
                 f"{spec.label} is marked with include() but is not a route of this app"
             )
-        language = set() if spec.languages is None else {spec.languages.variable}
+        variable = None if spec.languages is None else spec.languages.variable
+        language = set() if variable is None else {variable}
         for name, route in found:
-            parameters = set(getattr(route, "param_convertors", None) or ()) - language
+            declared = set(getattr(route, "param_convertors", None) or ())
+            if not language <= declared:
+                raise ConfigurationError(
+                    f"route {name!r} has no path parameter {variable!r} for its hreflang languages"
+                )
+            parameters = declared - language
             if parameters and spec.params is None:
                 raise ConfigurationError(
                     f"route {name!r} has path parameters; include() needs params= for it"

@@ -32,6 +32,9 @@ Configuration (``app.config``), with defaults:
 ``SITEMAP_INDEX_SIZE`` (50,000)
     Children per ``<sitemapindex>`` file; above it the index is split into parts,
     each listed in robots.txt (lower it only to test that split).
+``SITEMAP_HTML`` (True)
+    Serve the HTML view for people (``/sitemap.html`` and the pages' ``.html``
+    twins); False leaves those paths to the app. Read at ``init_app``.
 ``SITEMAP_EXTRA_SITEMAPS`` (``()``)
     More absolute sitemap URLs for robots.txt to list after ours (another host's
     sitemap this host vouches for, a static file).
@@ -121,6 +124,7 @@ class Sitemapper:
         config.setdefault("SITEMAP_GZIP", True)
         config.setdefault("SITEMAP_INDEX_SIZE", MAX_SITEMAPS_PER_INDEX)
         config.setdefault("SITEMAP_EXTRA_SITEMAPS", ())
+        config.setdefault("SITEMAP_HTML", True)
         # Fail at start-up, not on a crawl (values set after init_app are checked then).
         if config["SITEMAP_BASE_URL"]:
             BaseURL.parse(config["SITEMAP_BASE_URL"])
@@ -129,7 +133,8 @@ class Sitemapper:
         check_extra_sitemaps(config["SITEMAP_EXTRA_SITEMAPS"])
         self._apps.append(app)
         app.extensions[_EXTENSION_KEY] = _AppState()
-        for index, rule in enumerate(_SITEMAP_RULES):
+        rules = [rule for rule in _SITEMAP_RULES if config["SITEMAP_HTML"] or ".html" not in rule]
+        for index, rule in enumerate(rules):
             app.add_url_rule(
                 rule,
                 endpoint=f"sitemapper.sitemap_{index}",
@@ -286,6 +291,7 @@ class Sitemapper:
                 gzip=app.config["SITEMAP_GZIP"],
                 index_size=app.config["SITEMAP_INDEX_SIZE"],
                 extra_sitemaps=app.config["SITEMAP_EXTRA_SITEMAPS"],
+                html=app.config["SITEMAP_HTML"],
             )
         return state.site
 
@@ -368,13 +374,19 @@ class Sitemapper:
         def index_parts(base: BaseURL) -> int:
             # Counted best-effort (one part if a source fails): a misconfigured source
             # must not break robots.txt (crawlers read a failing one as "disallow all").
+            # The sources' url_for needs the adapter bound to the base URL; the app's
+            # own one comes back for the handlers that run after this one.
+            saved = ctx.url_adapter
             ctx.url_adapter = _url_adapter(app, base)
             try:
                 site = self._site(app)
             except Exception:
                 logger.exception("the sitemap configuration failed; robots.txt lists one index")
                 return 1
-            return count_index_parts(site, base)
+            else:
+                return count_index_parts(site, base)
+            finally:
+                ctx.url_adapter = saved
 
         reply = answer_robots(
             response.status_code,

@@ -73,13 +73,22 @@ class RouteSpec:
         return [name for name, func in app.view_functions.items() if wraps(func, self.view)]
 
     def endpoints(self, app: Flask) -> list[str]:
-        """As :meth:`find_endpoints`, but a view that is no route is an error."""
+        """As :meth:`find_endpoints`, but a view that is no route is an error, and so is
+        a route without the URL variable its hreflang languages fill in."""
         found = self.find_endpoints(app)
         if not found:
             raise ConfigurationError(
                 f"{self.view.__qualname__} is decorated with include() but is not a route "
                 "of this app (register it with @app.route / a blueprint)"
             )
+        if self.languages is not None:
+            variable = self.languages.variable
+            for endpoint in found:
+                if not all(variable in rule.arguments for rule in app.url_map.iter_rules(endpoint)):
+                    raise ConfigurationError(
+                        f"route {endpoint!r} has no URL variable {variable!r} for its"
+                        " hreflang languages (url_for would put it in the query string)"
+                    )
         return found
 
     def param_items(self) -> Iterable[ParamItem]:

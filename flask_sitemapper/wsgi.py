@@ -70,6 +70,7 @@ class SitemapMiddleware:
         gzip: bool = True,
         index_size: int = MAX_SITEMAPS_PER_INDEX,
         extra_sitemaps: Sequence[str] = (),
+        html: bool = True,
     ) -> None:
         self.app = app
         if isinstance(sources, Mapping):
@@ -86,6 +87,7 @@ class SitemapMiddleware:
             gzip=gzip,
             index_size=index_size,
             extra_sitemaps=extra_sitemaps,
+            html=html,
         )
         self.base_policy = BasePolicy.create(base_url, allowed_hosts)
         self.robots = robots

@@ -11,7 +11,9 @@ A source registered with ``news=True`` is a news section:
   with :func:`news_cutoff` in its query, and an older one is an error naming it. An
   article that ages out between the count and the read, or while a page is cached,
   is not: :data:`NEWS_GRACE` is allowed on top of the window, and a news section's
-  fingerprint changes every hour so that no cached page outlives it for long.
+  fingerprint changes every hour so that no cached page outlives it for long. (Its
+  Last-Modified does not change as articles age out: a client revalidating with
+  ``If-Modified-Since`` alone may keep a page an hour longer; ETags are exact.)
 """
 
 from __future__ import annotations
@@ -36,8 +38,11 @@ NEWS_GRACE: Final = timedelta(hours=1)
 def news_cutoff(now: datetime | None = None) -> datetime:
     """The oldest publication time a news section should select (aware, UTC).
 
-    Use it in the source's query, e.g. ``WHERE published_at >= ?`` with
-    ``news_cutoff().isoformat()``.
+    Use it in the source's query, formatted as the column stores dates so that the
+    comparison is right: SQLite's ``CURRENT_TIMESTAMP`` text is
+    ``news_cutoff().strftime("%Y-%m-%d %H:%M:%S")`` (``isoformat()`` would put a
+    ``T`` where the column has a space, and text comparison would then drop the
+    articles of the cutoff day).
     """
     return (now or datetime.now(UTC)) - NEWS_WINDOW
 
@@ -61,7 +66,11 @@ def check_news(batch: Iterable[Entry], source: str, now: datetime | None = None)
                 "is in a news section, whose entries need news=News(...)",
                 source,
             )
-        if news.published < oldest:
+        published = news.published
+        if len(news.publication_date) == 10:
+            # A date alone: the article may be from any time of that day (UTC).
+            published += timedelta(days=1)
+        if published < oldest:
             raise InvalidEntryError(
                 "news.publication_date",
                 news.publication_date,

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from datetime import date, datetime
 
 from .entries import Entry
-from .errors import InvalidEntryError, SitemapTooLargeError
+from .errors import InvalidEntryError, SitemapError, SitemapTooLargeError
 from .extensions import declarations
 from .limits import (
     CHUNK_BYTES,
@@ -276,8 +276,22 @@ class DocumentEncoder:
             parts.append(data)
         return b"".join(parts)
 
+    #: Whether a document of no item is invalid (``<urlset>`` and ``<sitemapindex>``
+    #: need one child by the schema).
+    needs_items: bool = False
+
     def close(self) -> bytes:
-        """Return what is left, closing tag included."""
+        """Return what is left, closing tag included.
+
+        Raises :class:`SitemapError` for an empty document that must not be empty: the
+        source counted entries that it did not give, and an empty ``<urlset>`` would
+        be invalid.
+        """
+        if self.needs_items and not self._items:
+            raise SitemapError(
+                "the sources gave no entry for a document that needs one (they counted"
+                " entries they did not yield)"
+            )
         self._buffer.append(self.tail.encode())
         return self._flush()
 
@@ -302,6 +316,7 @@ class UrlsetEncoder(DocumentEncoder):
 
     head = f'{_XML_DECLARATION}<urlset xmlns="{SITEMAP_NS}">\n'
     tail = "</urlset>\n"
+    needs_items = True
 
     def __init__(
         self,
@@ -380,6 +395,7 @@ class IndexEncoder(DocumentEncoder):
 
     head = f'{_XML_DECLARATION}<sitemapindex xmlns="{SITEMAP_NS}">\n'
     tail = "</sitemapindex>\n"
+    needs_items = True
     max_items = MAX_SITEMAPS_PER_INDEX
 
     def render(self, items: Sequence[Entry]) -> str:

@@ -344,6 +344,13 @@ def _newest_instant(values: Sequence[str | None]) -> datetime | None:
     return min(newest, datetime.now(UTC))
 
 
+def _view_parts(plan: Plan[S]) -> list[object]:
+    # An HTML page also shows what depends on the totals (page N of M, next / previous
+    # links, the summary): they enter its ETag, so a grown source renews the page.
+    view = plan.view
+    return [] if view is None else [(view.title, view.summary, tuple(view.links), view.first)]
+
+
 def conclude(site: Site[S], pending: Pending[S], plan: Plan[S], facts: Facts) -> Reply | Ready[S]:
     """Work out the validators; answer 304 and HEAD when they are known."""
     plan.settle(facts.newest)
@@ -352,11 +359,12 @@ def conclude(site: Site[S], pending: Pending[S], plan: Plan[S], facts: Facts) ->
     if plan.kind == "index":
         # The index is fully known without reading an entry: locs and lastmods.
         parts: list[object] = [(child.loc, child.lastmod) for child in plan.children]
+        parts += _view_parts(plan)
         etag = fingerprint_etag(pending.identity, parts, pending.coding)
         validators = Validators(etag, _newest_instant([c.lastmod for c in plan.children]))
     elif facts.fingerprints and all(f is not None for f in facts.fingerprints):
         ranges = [(s.name, start, stop) for s, start, stop in plan.ranges()]
-        parts = list(zip(ranges, facts.fingerprints, strict=True))
+        parts = [*zip(ranges, facts.fingerprints, strict=True), *_view_parts(plan)]
         etag = fingerprint_etag(pending.identity, parts, pending.coding)
         validators = Validators(etag, _newest_instant(facts.newest))
     ready = Ready(
@@ -493,7 +501,9 @@ def write_batch(
         check_news(batch, source.name)
     if observe is not None:
         observe(batch)
-    return encoder.feed(batch, source.limits.max_entry_bytes, source.name)
+    # max_entry_bytes bounds the XML element; the HTML view has its own, looser cap.
+    bound = None if plan.view is not None else source.limits.max_entry_bytes
+    return encoder.feed(batch, bound, source.name)
 
 
 def named(error: InvalidEntryError, source: str) -> InvalidEntryError:

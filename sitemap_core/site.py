@@ -12,6 +12,8 @@ Paths (relative to where the site is mounted):
 * ``/sitemap-<source>-<n>.xml`` (``.txt``): page ``n`` (1-based) of one source;
 * ``/sitemap-index-<n>.xml`` (n >= 2): part ``n`` of an index too long for one file
   (more than 50,000 children); ``/sitemap.xml`` is part 1, and robots.txt lists all;
+* each of the ``.xml`` paths with ``.html``: the same document as a web page for
+  people (see :mod:`sitemap_core.html`), unless the site is built with ``html=False``;
 * each of these with ``.gz`` appended: the same document gzipped, as a file.
 """
 
@@ -233,6 +235,7 @@ class Site(Generic[S]):
     offers gzip to clients that accept it. ``index_size`` is how many children one
     index file holds (50,000; above it the index is split into parts, each listed in
     robots.txt). ``extra_sitemaps`` are more sitemap URLs for robots.txt to list.
+    ``html=False`` leaves the ``.html`` paths (the view for people) to the app.
     """
 
     def __init__(
@@ -247,8 +250,11 @@ class Site(Generic[S]):
         gzip: bool = True,
         index_size: int = MAX_SITEMAPS_PER_INDEX,
         extra_sitemaps: Sequence[str] = (),
+        html: bool = True,
     ) -> None:
         check_page_size(page_size)
+        if not isinstance(html, bool):
+            raise ConfigurationError(f"html must be True or False, got {html!r}")
         check_index_size(index_size)
         names = [source.name for source in sources]
         for name in names:
@@ -265,6 +271,7 @@ class Site(Generic[S]):
         self.gzip = gzip
         self.index_size = index_size
         self.extra_sitemaps = check_extra_sitemaps(extra_sitemaps)
+        self.html = html
 
     def match(self, path: str) -> Target | None:
         """Return what ``path`` asks for, or None when it is not one of the site's paths."""
@@ -280,8 +287,10 @@ class Site(Generic[S]):
         elif (page := _PAGE.fullmatch(path)) is not None:
             fmt, gz = _format(page.group(3)), page.group(4) is not None
             target = Target("page", fmt, page.group(1), int(page.group(2)), gz)
-        if target is not None and target.fmt == "html" and target.gz:
-            return None  # the HTML view is for browsers, which negotiate gzip themselves
+        if target is not None and target.fmt == "html" and (target.gz or not self.html):
+            # The HTML view is for browsers, which negotiate gzip themselves; with
+            # html=False its paths are the app's own.
+            return None
         return target
 
     def sources_to_count(self, target: Target) -> list[S]:

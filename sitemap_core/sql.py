@@ -203,18 +203,11 @@ def install_change_log(conn: sqlite3.Connection, table: str, key: str, log_table
     source, log = _ident("table", table), _ident("log_table", log_table)
     column = _ident("key", key)
     prefix = f"{table}_{log_table}"
-    conn.execute(
-        f"CREATE TABLE IF NOT EXISTS {log}"
-        " (id INTEGER PRIMARY KEY AUTOINCREMENT, key, delta INTEGER NOT NULL)"
-    )
-    # delta: what the change did to the row count (+1 insert, -1 delete, 0 update).
-    rows = {"INSERT": (("NEW", 1),), "UPDATE": (("OLD", 0), ("NEW", 0)), "DELETE": (("OLD", -1),)}
+    conn.execute(f"CREATE TABLE IF NOT EXISTS {log} (id INTEGER PRIMARY KEY AUTOINCREMENT, key)")
+    rows = {"INSERT": ("NEW",), "UPDATE": ("OLD", "NEW"), "DELETE": ("OLD",)}
     for event, images in rows.items():
         trigger = _ident("trigger", f"{prefix}_{event.lower()}")
-        body = " ".join(
-            f"INSERT INTO {log} (key, delta) VALUES ({image}.{column}, {delta});"
-            for image, delta in images
-        )
+        body = " ".join(f"INSERT INTO {log} (key) VALUES ({image}.{column});" for image in images)
         conn.execute(
             f"CREATE TRIGGER IF NOT EXISTS {trigger} AFTER {event} ON {source} BEGIN {body} END"
         )
@@ -277,10 +270,7 @@ class SQLiteSource:
             self._version_sql = (
                 f"SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = '{change_log}'), 0)"
             )
-            self._changes_sql = f"SELECT MIN(id), MIN(key), SUM(delta) FROM {log} WHERE id > ?"
-        # Without a filter every logged insert and delete counts, so the count follows
-        # from the log; with one, a change may not touch the filtered set.
-        self._count_follows_log = where is None
+            self._changes_sql = f"SELECT MIN(id), MIN(key) FROM {log} WHERE id > ?"
         #: Facts of one version of the table (only with ``version_table``).
         self._facts: _Facts | None = None
 
@@ -342,15 +332,11 @@ class SQLiteSource:
             # concurrent call on the old version harmless.
             fresh = _Facts(row[0])
             if facts is not None and self._changes_sql is not None and row[0] > facts.version:
-                first_id, lowest, delta = conn.execute(
-                    self._changes_sql, (facts.version,)
-                ).fetchone()
+                first_id, lowest = conn.execute(self._changes_sql, (facts.version,)).fetchone()
                 # Ids run without gaps; a first id past version + 1 means the log was
                 # pruned past what we knew, so nothing can be carried over.
                 if first_id == facts.version + 1:
                     fresh.carry(facts, lowest)
-                    if self._count_follows_log and facts.count is not None:
-                        fresh.count = facts.count + int(delta)
             facts = self._facts = fresh
         return facts
 
@@ -526,14 +512,15 @@ class _Facts:
         if lowest is None:
             return
         bound = _order(lowest)
+        # Snapshots: a request still on the old version may add to its memos meanwhile.
         self.anchors = {
             offset: key
-            for offset, key in old.anchors.items()
+            for offset, key in list(old.anchors.items())
             if key is not _END and _order(key) < bound
         }
         self.newest = {
             window: known
-            for window, known in old.newest.items()
+            for window, known in list(old.newest.items())
             if known[1] is not None and _order(known[1]) < bound
         }
         self.ends = {stop: last for (_, stop), (_, last) in self.newest.items()}

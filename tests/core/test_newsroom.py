@@ -153,3 +153,19 @@ def test_asgi_news_source_serves_news_pages() -> None:
     last = client.get("/sitemap-news-2.xml")
     validate(last.content)
     assert locs(last.content) == [f"{ORIGIN}/news/1000"]
+
+
+def test_a_date_only_article_of_the_window_is_kept() -> None:
+    now = datetime(2024, 1, 3, 10, tzinfo=UTC)
+    dated = Entry(
+        f"{ORIGIN}/news/dated",
+        news=News(
+            publication_name="The Example Times",
+            language="en",
+            publication_date=datetime(2024, 1, 1, 12, tzinfo=UTC).date(),
+            title="Published at noon, given as a date",
+        ),
+    )
+    check_news([dated], "news", now)
+    with pytest.raises(Exception, match="two days"):
+        check_news([dated], "news", now + timedelta(days=1))

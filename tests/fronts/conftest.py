@@ -70,6 +70,7 @@ SETTINGS = (
     "cache",
     "cache_control",
     "gzip",
+    "html",
 )
 
 
@@ -168,6 +169,7 @@ def build_flask_app(
     cache: Any = None,
     cache_control: str | None = None,
     gzip: bool | None = None,
+    html: bool | None = None,
 ) -> Flask:
     """A Flask app with the ``Sitemapper`` extension serving ``sources``."""
     app = Flask("conformance_flask")
@@ -187,6 +189,8 @@ def build_flask_app(
         app.config["SITEMAP_CACHE_CONTROL"] = cache_control
     if gzip is not None:
         app.config["SITEMAP_GZIP"] = gzip
+    if html is not None:
+        app.config["SITEMAP_HTML"] = html
 
     @app.get("/")
     def hello() -> str:
@@ -218,6 +222,7 @@ def build_wsgi_app(
     cache: Any = None,
     cache_control: str | None = None,
     gzip: bool | None = None,
+    html: bool | None = None,
 ) -> SitemapMiddleware:
     """``SitemapMiddleware`` serving ``sources`` in front of :func:`hello_wsgi_app`."""
     options: dict[str, Any] = {}
@@ -231,6 +236,8 @@ def build_wsgi_app(
         options["cache_control"] = cache_control
     if gzip is not None:
         options["gzip"] = gzip
+    if html is not None:
+        options["html"] = html
     return SitemapMiddleware(
         hello_wsgi_app(app_robots),
         dict(sources),
@@ -255,6 +262,7 @@ def build_asgi_app(
     cache: Any = None,
     cache_control: str | None = None,
     gzip: bool | None = None,
+    html: bool | None = None,
 ) -> asgi_sitemap.SitemapMiddleware:
     """``asgi_sitemap.SitemapMiddleware`` serving ``sources`` before :func:`hello_asgi_app`."""
     options: dict[str, Any] = {}
@@ -268,6 +276,8 @@ def build_asgi_app(
         options["cache_control"] = cache_control
     if gzip is not None:
         options["gzip"] = gzip
+    if html is not None:
+        options["html"] = html
     return asgi_sitemap.SitemapMiddleware(
         hello_asgi_app(app_robots),
         dict(sources),

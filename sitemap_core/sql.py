@@ -6,7 +6,7 @@ whose rows become entries lazily, and ``fingerprint`` / ``newest`` make ETags, 3
 the page cache and the index's ``<lastmod>`` values cheap::
 
     import sqlite3
-    from contextlib import closing
+    from contextlib import contextmanager
     from sitemap_core import Entry, UrlSource
     from sitemap_core.sql import SQLiteSource, install_version_triggers
 
@@ -126,10 +126,12 @@ database) look like this::
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
+import threading
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import closing
+from contextlib import contextmanager
 from typing import Any, Literal
 
 from .errors import ConfigurationError
@@ -217,9 +219,10 @@ def install_change_log(conn: sqlite3.Connection, table: str, key: str, log_table
 class SQLiteSource:
     """A table (or a filtered part of it) as a sliceable sitemap source.
 
-    ``connect`` opens a new connection per call (count, page, fingerprint, newest);
-    each is closed when its work is done, a page's when its generator finishes or is
-    closed (also when the client goes away midway). ``build`` turns one
+    ``connect`` opens a connection. Each page reads its rows on a new one, closed when
+    its generator finishes or is closed (also when the client goes away midway); the
+    small fact queries (count, fingerprint, newest) share one connection per thread
+    (and per process), each call ending its read transaction. ``build`` turns one
     :class:`sqlite3.Row` of ``columns`` into an :class:`Entry`, a URL string, or a
     tuple row ``(loc, lastmod, changefreq, priority)`` (the fastest: validated and
     written in one pass, see :mod:`sitemap_core.rows`).
@@ -273,12 +276,16 @@ class SQLiteSource:
             self._changes_sql = f"SELECT MIN(id), MIN(key) FROM {log} WHERE id > ?"
         #: Facts of one version of the table (only with ``version_table``).
         self._facts: _Facts | None = None
+        #: Each thread's connection for fact queries (see _facts_connection).
+        self._local = threading.local()
 
         # Every statement is built once here; only values are bound per call. ``where``
         # is wrapped in parentheses so an OR inside it cannot escape the conjunction.
         filtered = f"FROM {t}" + ("" if where is None else f" WHERE ({where})")
         keyed = f"FROM {t} WHERE " + ("" if where is None else f"({where}) AND ")
         self._count_sql = f"SELECT COUNT(*) {filtered}"
+        # The rows from a known anchor on: what a count after a change must still read.
+        self._count_from_sql = f"SELECT COUNT(*) {keyed}{k} >= ?"
         # Seek: the key of the row at an offset, skipping over the key alone (an
         # index-only walk when the key has its own index), then a range search from it.
         self._anchor_sql = f"SELECT {k} {filtered} ORDER BY {k} LIMIT 1 OFFSET ?"
@@ -305,6 +312,32 @@ class SQLiteSource:
             f"SELECT (SELECT COUNT(*) {filtered}), (SELECT MAX({k}) {filtered}), {newest_part}"
         )
         self._fallback_params = self._params * (3 if lm is not None else 2)
+
+    # -- connections -------------------------------------------------------------------
+
+    @contextmanager
+    def _facts_connection(self) -> Iterator[sqlite3.Connection]:
+        """A connection for the small fact queries (count, fingerprint, newest).
+
+        An index asks for a fact per child page; opening a connection for each cost
+        more than the queries (about 65 us against 10). So each thread keeps one, and
+        every call ends its read transaction, so the next one sees the table as it is
+        then. A process started by fork() opens its own; a connection that failed is
+        dropped. Pages stream on a connection of their own (:meth:`_rows`).
+        """
+        held = getattr(self._local, "held", None)
+        conn = held[1] if held is not None and held[0] == os.getpid() else None
+        if conn is None:
+            conn = self._connect()
+            self._local.held = (os.getpid(), conn)
+        try:
+            yield conn
+        except BaseException:
+            self._local.held = None
+            conn.close()
+            raise
+        if conn.in_transaction:
+            conn.rollback()  # read-only work: ending the snapshot is all this does
 
     # -- snapshot, version and memo ------------------------------------------------------
 
@@ -363,11 +396,18 @@ class SQLiteSource:
         With ``version_table`` the count is remembered for the version, so the next
         call costs the one-row version read only.
         """
-        with closing(self._connect()) as conn:
+        with self._facts_connection() as conn:
             facts = self._begin(conn)
             if facts is not None and facts.count is not None:
                 return facts.count
-            (count,) = conn.execute(self._count_sql, self._params).fetchone()
+            if facts is not None and facts.count_from is not None:
+                # ``offset`` rows precede the anchor ``key``, untouched by the change:
+                # only the rows from it on are counted (an append: the last page).
+                offset, key = facts.count_from
+                (rest,) = conn.execute(self._count_from_sql, (*self._params, key)).fetchone()
+                count = offset + rest
+            else:
+                (count,) = conn.execute(self._count_sql, self._params).fetchone()
             if facts is not None:
                 facts.count = int(count)
         return int(count)
@@ -423,7 +463,7 @@ class SQLiteSource:
         ``(COUNT(*), MAX(key), MAX(lastmod))`` of the filtered rows. Whole-table either
         way, so ``start`` and ``stop`` are not used.
         """
-        with closing(self._connect()) as conn:
+        with self._facts_connection() as conn:
             facts = self._begin(conn)
             if facts is not None:
                 return facts.version
@@ -441,7 +481,7 @@ class SQLiteSource:
         if self._newest_sql is None:
             return None
         limit = max(0, stop - start)
-        with closing(self._connect()) as conn:
+        with self._facts_connection() as conn:
             facts = self._begin(conn)
             if facts is not None and (start, stop) in facts.newest:
                 return facts.newest[(start, stop)][0]
@@ -499,6 +539,9 @@ class _Facts:
         self.anchors: dict[int, Any] = {}
         #: (start, stop) -> (newest lastmod, largest key of the range if it is full).
         self.newest: dict[tuple[int, int], tuple[str | None, Any]] = {}
+        #: (offset, key) of the last anchor a change left standing: the count is
+        #: ``offset`` plus the rows from ``key`` on.
+        self.count_from: tuple[int, Any] | None = None
         #: stop -> the largest key of a known range ending there (seek: finds anchors).
         self.ends: dict[int, Any] = {}
 
@@ -524,6 +567,9 @@ class _Facts:
             if known[1] is not None and _order(known[1]) < bound
         }
         self.ends = {stop: last for (_, stop), (_, last) in self.newest.items()}
+        if self.anchors:
+            offset = max(self.anchors)
+            self.count_from = (offset, self.anchors[offset])
 
     @staticmethod
     def remember(memo: dict[Any, Any], key: Any, value: Any) -> None:

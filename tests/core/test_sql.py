@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -151,7 +152,12 @@ def test_a_page_reads_its_rows_with_one_bounded_query(
         # Nothing else reads rows unbounded: every other statement is an aggregate,
         # a version read, an anchor lookup (LIMIT 1) or a transaction control.
         for sql in tracer.log:
-            if sql == query or sql == "BEGIN" or "version" in sql or "COUNT(*)" in sql:
+            if (
+                sql == query
+                or sql in ("BEGIN", "ROLLBACK")
+                or "version" in sql
+                or "COUNT(*)" in sql
+            ):
                 continue
             assert "LIMIT" in sql, sql
 
@@ -355,7 +361,8 @@ def test_served_end_to_end(tmp_path: Path, mode: str) -> None:
 
 def test_an_abandoned_page_closes_its_connection(tmp_path: Path) -> None:
     tracer = Tracer(make_db(tmp_path / "db.sqlite", 3000))
-    site = site_of(source(tracer, "seek"), page_size=3000)
+    src = source(tracer, "seek")
+    site = site_of(src, page_size=3000)
     reply = respond(site, "GET", "/sitemap-posts-1.xml", lambda: BASE)
     assert reply is not None and reply.status == 200
     body = iter(reply.body)
@@ -367,9 +374,30 @@ def test_an_abandoned_page_closes_its_connection(tmp_path: Path) -> None:
     close()
     with pytest.raises(sqlite3.ProgrammingError):
         reading.execute("SELECT 1")
-    for conn in tracer.connections:  # every connection of the request is closed
-        with pytest.raises(sqlite3.ProgrammingError):
-            conn.execute("SELECT 1")
+    # Every connection of the request is closed but the thread's one for small fact
+    # queries, which is kept for the next call, outside any transaction.
+    kept = src._local.held[1]
+    assert not kept.in_transaction
+    for conn in tracer.connections:
+        if conn is not kept:
+            with pytest.raises(sqlite3.ProgrammingError):
+                conn.execute("SELECT 1")
+
+
+def test_fact_queries_reuse_one_connection_per_thread_and_see_new_rows(tmp_path: Path) -> None:
+    path = make_db(tmp_path / "db.sqlite", 30)
+    tracer = Tracer(path)
+    src = source(tracer, "seek")
+    assert len(src) == 30
+    write(path, "INSERT INTO posts VALUES (31, 'p31', '2024-02-01')")
+    assert len(src) == 31  # the read transaction ended: the new row is seen
+    assert src.newest(0, 31) is not None
+    assert len(tracer.connections) == 1
+    found: list[int] = []
+    worker = threading.Thread(target=lambda: found.append(len(src)))
+    worker.start()
+    worker.join()
+    assert found == [31] and len(tracer.connections) == 2  # another thread, its own
 
 
 def test_a_slice_generator_closes_its_connection(tmp_path: Path) -> None:

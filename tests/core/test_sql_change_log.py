@@ -94,6 +94,9 @@ def test_an_append_reads_only_the_last_page_again(tmp_path: Path) -> None:
     # from the tenth page's last key, not by skipping over the table.
     assert len(range_reads(tracer)) == 1
     assert not [sql for sql in tracer.log if "OFFSET" in sql]
+    # The count reads the rows from the last standing anchor on, not the table.
+    counts = [sql for sql in tracer.log if sql.startswith("SELECT COUNT(*)")]
+    assert counts and all('"id" >= ' in sql for sql in counts)
     assert second == [*first, "2025-01-01"]
     assert second == index_facts(plain(path))
 

@@ -13,7 +13,7 @@ import pytest
 from xsd import validate
 
 from sitemap_core import ConfigurationError, Entry, Site, UrlSource, respond
-from sitemap_core.sql import SQLiteSource, install_version_triggers
+from sitemap_core.sql import SQLiteSource, install_change_log, install_version_triggers
 
 from .helpers import BASE, ORIGIN, get, locs
 
@@ -25,7 +25,7 @@ def date(i: int) -> str:
     return f"2024-01-{1 + i % 28:02d}"
 
 
-def make_db(path: Path, n: int, *, versioned: bool = True) -> Path:
+def make_db(path: Path, n: int, *, versioned: bool = True, logged: bool = False) -> Path:
     with sqlite3.connect(path) as db:
         db.execute(
             "CREATE TABLE posts (id INTEGER PRIMARY KEY, slug TEXT NOT NULL,"
@@ -36,6 +36,8 @@ def make_db(path: Path, n: int, *, versioned: bool = True) -> Path:
         )
         if versioned:
             install_version_triggers(db, "posts", "posts_version")
+        if logged:
+            install_change_log(db, "posts", "id", "posts_changes")
     db.close()
     return path
 

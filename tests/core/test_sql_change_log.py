@@ -15,24 +15,23 @@ from hypothesis import strategies as st
 from sitemap_core import ConfigurationError
 from sitemap_core.sql import SQLiteSource, install_change_log
 
-from .test_sql import PAGE, Tracer, build, date, write
+from .test_sql import PAGE, Tracer, build, make_db, write
 
 
 def make_logged_db(path: Path, n: int) -> Path:
-    with sqlite3.connect(path) as db:
-        db.execute(
-            "CREATE TABLE posts (id INTEGER PRIMARY KEY, slug TEXT NOT NULL,"
-            " updated_at TEXT NOT NULL)"
-        )
-        db.executemany(
-            "INSERT INTO posts VALUES (?, ?, ?)", [(i, f"p{i}", date(i)) for i in range(1, n + 1)]
-        )
-        install_change_log(db, "posts", "id", "posts_changes")
-    db.close()
-    return path
+    return make_db(path, n, versioned=False, logged=True)
 
 
 def logged(connect: Any, mode: str = "seek") -> SQLiteSource:
+    return _source(connect, mode=mode, change_log="posts_changes")
+
+
+def plain(path: Path) -> SQLiteSource:
+    """The same rows, remembering nothing: the reference answers."""
+    return _source(lambda: sqlite3.connect(path))
+
+
+def _source(connect: Any, mode: str = "seek", **options: Any) -> SQLiteSource:
     return SQLiteSource(
         connect,
         "posts",
@@ -41,19 +40,7 @@ def logged(connect: Any, mode: str = "seek") -> SQLiteSource:
         columns=["slug", "updated_at"],
         lastmod="updated_at",
         mode="seek" if mode == "seek" else "offset",
-        change_log="posts_changes",
-    )
-
-
-def plain(path: Path) -> SQLiteSource:
-    """The same rows, remembering nothing: the reference answers."""
-    return SQLiteSource(
-        lambda: sqlite3.connect(path),
-        "posts",
-        "id",
-        build,
-        columns=["slug", "updated_at"],
-        lastmod="updated_at",
+        **options,
     )
 
 

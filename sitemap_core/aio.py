@@ -27,6 +27,7 @@ from .errors import ConfigurationError, InvalidEntryError
 from .hosts import BaseURL
 from .http import Reply
 from .newsroom import news_epoch
+from .rows import split_batch
 from .serve import (
     NO_HEADERS,
     Facts,
@@ -364,10 +365,11 @@ async def aiter_body(
         batches = source.batches(runner, start, stop, batch_size)
         try:
             async for batch in batches:
-                pulled += len(batch)
-                chunk = write_batch(plan, encoder, source, batch, observe)
-                if chunk:
-                    yield chunk
+                for part in split_batch(batch, batch_size):
+                    pulled += len(part)
+                    chunk = write_batch(plan, encoder, source, part, observe)
+                    if chunk:
+                        yield chunk
         except InvalidEntryError as exc:
             raise named(exc, source.name) from exc
         finally:

@@ -24,7 +24,15 @@ from .entries import Entry
 from .errors import InvalidEntryError
 from .values import _COMMON_URL
 
-__all__ = ["Row", "RowBatch", "entry_from_row", "is_row_batch", "loc_matcher", "not_under"]
+__all__ = [
+    "Row",
+    "RowBatch",
+    "entry_from_row",
+    "is_row_batch",
+    "loc_matcher",
+    "not_under",
+    "split_batch",
+]
 
 #: A source row: ``(loc, lastmod, changefreq, priority)``, or a prefix of it.
 Row: TypeAlias = tuple[Any, ...]
@@ -136,6 +144,21 @@ class RowBatch(list[Entry]):
     def __reduce__(self) -> tuple[Any, ...]:
         self.build()
         return (list, (list(self),))
+
+
+def split_batch(batch: list[Entry], size: int) -> list[list[Entry]]:
+    """``batch`` in parts of at most ``size`` entries, rows kept unbuilt.
+
+    A worker thread hands a sync source's entries to the event loop in big batches (a
+    round trip each); the writer takes them in parts of the usual size, so the chunks
+    it sends stay tens of KiB.
+    """
+    if len(batch) <= size:
+        return [batch]
+    if type(batch) is RowBatch and batch.rows is not None:
+        rows, source = batch.rows, batch.source
+        return [RowBatch(rows[i : i + size], source) for i in range(0, len(rows), size)]
+    return [batch[i : i + size] for i in range(0, len(batch), size)]
 
 
 def _padded(row: tuple[Any, ...], source: str) -> Row:

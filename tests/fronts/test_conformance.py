@@ -673,8 +673,9 @@ def test_a_big_page_streams_in_chunks_of_tens_of_kib(make_app: Any, front: Front
     raw = front.raw_body(app, "/sitemap.xml")
     assert raw.status == 200
     first = next(raw.chunks)
-    # Streamed, not rendered up front: one chunk needs a small part of the source.
-    assert source.pulled < 5_000
+    # Streamed, not rendered up front: one chunk needs a small part of the source (on
+    # ASGI a worker thread pulls a sync source up to two hand-overs of 2,048 ahead).
+    assert source.pulled < 10_000
     chunks = [first, *raw.chunks]
     assert len(chunks) >= 20
     sizes = [len(chunk) for chunk in chunks]

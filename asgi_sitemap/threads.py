@@ -5,15 +5,13 @@ from __future__ import annotations
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import anyio
 import anyio.from_thread
 import anyio.to_thread
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-
-from sitemap_core import Entry
 
 __all__ = ["ThreadRunner"]
 
@@ -28,17 +26,16 @@ class _Failure:
 class ThreadRunner:
     """The :class:`~sitemap_core.aio.Runner` of one request, bound to its task group.
 
-    Each sync slice is iterated by one worker thread, which hands batches over a
-    one-slot stream: the thread stays at most one batch ahead of the writer (memory
+    Each sync iteration runs in one worker thread, which hands its items (batches of
+    entries, or chunks a sync source's page was already written into) over a
+    one-slot stream: the thread stays at most one item ahead of the writer (memory
     stays flat) and the event loop only ever waits, never runs source code.
     """
 
     def __init__(self, task_group: TaskGroup, limiter: anyio.CapacityLimiter | None = None) -> None:
         self._task_group = task_group
         self._limiter = limiter
-        self._open: list[
-            tuple[MemoryObjectReceiveStream[list[Entry] | _Failure], threading.Event]
-        ] = []
+        self._open: list[tuple[MemoryObjectReceiveStream[Any], threading.Event]] = []
 
     async def run_sync(self, func: Callable[[], T]) -> T:
         """Await ``func()`` run in a worker thread."""
@@ -55,11 +52,9 @@ class ThreadRunner:
             receive.close()
         self._open.clear()
 
-    def pull_sync(
-        self, make_batches: Callable[[], Iterator[list[Entry]]]
-    ) -> AsyncIterator[list[Entry]]:
+    def pull_sync(self, make_batches: Callable[[], Iterator[T]]) -> AsyncIterator[T]:
         """Iterate ``make_batches()`` in one worker thread, as an async iterator."""
-        send, receive = anyio.create_memory_object_stream[list[Entry] | _Failure](1)
+        send, receive = anyio.create_memory_object_stream[Any](1)
         stopped = threading.Event()
         self._open.append((receive, stopped))
         self._task_group.start_soon(_produce, make_batches, send, stopped, self._limiter)
@@ -67,8 +62,8 @@ class ThreadRunner:
 
 
 async def _produce(
-    make_batches: Callable[[], Iterator[list[Entry]]],
-    send: MemoryObjectSendStream[list[Entry] | _Failure],
+    make_batches: Callable[[], Iterator[Any]],
+    send: MemoryObjectSendStream[Any],
     stopped: threading.Event,
     limiter: anyio.CapacityLimiter | None,
 ) -> None:
@@ -77,11 +72,11 @@ async def _produce(
 
 
 def _pull_all(
-    make_batches: Callable[[], Iterator[list[Entry]]],
-    send: MemoryObjectSendStream[list[Entry] | _Failure],
+    make_batches: Callable[[], Iterator[Any]],
+    send: MemoryObjectSendStream[Any],
     stopped: threading.Event,
 ) -> None:
-    batches: Iterator[list[Entry]] | None = None
+    batches: Iterator[Any] | None = None
     try:
         batches = make_batches()
         for batch in batches:
@@ -104,8 +99,8 @@ def _pull_all(
 
 
 async def _consume(
-    receive: MemoryObjectReceiveStream[list[Entry] | _Failure], stopped: threading.Event
-) -> AsyncIterator[list[Entry]]:
+    receive: MemoryObjectReceiveStream[Any], stopped: threading.Event
+) -> AsyncIterator[Any]:
     try:
         async with receive:
             async for item in receive:

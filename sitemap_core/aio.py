@@ -18,6 +18,7 @@ from collections.abc import (
     Iterator,
     Mapping,
 )
+from functools import partial
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from .cache import PageCache, cache_get, cache_set
@@ -27,6 +28,7 @@ from .errors import ConfigurationError, InvalidEntryError
 from .hosts import BaseURL
 from .http import Reply
 from .newsroom import news_epoch
+from .render import DocumentEncoder
 from .rows import split_batch
 from .serve import (
     NO_HEADERS,
@@ -67,10 +69,8 @@ class Runner(Protocol):
         """Await ``func()`` run in a worker thread (counts)."""
         ...
 
-    def pull_sync(
-        self, make_batches: Callable[[], Iterator[list[Entry]]]
-    ) -> AsyncIterator[list[Entry]]:
-        """Iterate ``make_batches()`` in ONE worker thread, a batch per hop.
+    def pull_sync(self, make_batches: Callable[[], Iterator[T]]) -> AsyncIterator[T]:
+        """Iterate ``make_batches()`` in ONE worker thread, an item per hop.
 
         One thread for the whole iteration, because a source may hold objects bound to
         the thread that made them (a sqlite3 connection). Closing the async iterator
@@ -113,6 +113,7 @@ class AsyncUrlSource:
         fingerprint: _Fact | None = None,
         newest: _Fact | None = None,
         limits: Limits | None = None,
+        threaded: UrlSource | None = None,
     ) -> None:
         self.name = name
         self._count = count
@@ -120,6 +121,9 @@ class AsyncUrlSource:
         self._fingerprint = fingerprint
         self._newest = newest
         self.limits = limits or Limits()
+        #: A plain sync source behind this one: its pages are pulled *and written* in
+        #: a worker thread (see :func:`aiter_body`).
+        self.threaded = threaded
 
     @classmethod
     def from_object(
@@ -199,6 +203,7 @@ class AsyncUrlSource:
             lambda runner, start, stop, size: runner.pull_sync(
                 lambda: sync.batches(start, stop, size, size * THREAD_BATCHES)
             ),
+            threaded=sync,
             **facts,
         )
 
@@ -361,6 +366,31 @@ async def aiter_body(
         if chunk:
             yield chunk
     for source, start, stop in plan.slices:
+        if source.threaded is not None:
+            # A sync source: pulled and written in one worker thread, which hands the
+            # event loop finished chunks, several at a time. The loop is free meanwhile,
+            # and the two threads do not trade the GIL for every batch. The encoder is
+            # used by that thread alone until it has finished this slice.
+            parts = runner.pull_sync(
+                partial(
+                    _written_in_thread,
+                    plan,
+                    encoder,
+                    source,
+                    source.threaded,
+                    start,
+                    stop,
+                    batch_size,
+                    observe,
+                )
+            )
+            try:
+                async for chunks in parts:
+                    for chunk in chunks:
+                        yield chunk
+            finally:
+                await _aclose(parts)
+            continue
         pulled = 0
         batches = source.batches(runner, start, stop, batch_size)
         try:
@@ -376,6 +406,43 @@ async def aiter_body(
             await _aclose(batches)
         check_complete(source.name, start, stop, pulled)
     yield encoder.close()
+
+
+#: Bytes of finished chunks a writing thread hands the event loop at once.
+HANDOVER_BYTES = 256 * 1024
+
+
+def _written_in_thread(
+    plan: Plan[AsyncUrlSource],
+    encoder: DocumentEncoder,
+    source: AsyncUrlSource,
+    sync: UrlSource,
+    start: int,
+    stop: int,
+    batch_size: int,
+    observe: Callable[[list[Entry]], None] | None,
+) -> Iterator[list[bytes]]:
+    # The first chunk goes at once (the first byte leaves early); then chunks are
+    # grouped to about HANDOVER_BYTES per hop to the loop.
+    pending: list[bytes] = []
+    size = 0
+    first = True
+    pulled = 0
+    try:
+        for batch in sync.batches(start, stop, batch_size):
+            pulled += len(batch)
+            chunk = write_batch(plan, encoder, source, batch, observe)
+            if chunk:
+                pending.append(chunk)
+                size += len(chunk)
+                if first or size >= HANDOVER_BYTES:
+                    yield pending
+                    pending, size, first = [], 0, False
+    except InvalidEntryError as exc:
+        raise named(exc, source.name) from exc
+    if pending:
+        yield pending
+    check_complete(source.name, start, stop, pulled)
 
 
 async def robots_counts_async(

@@ -32,8 +32,10 @@ NAP_EVERY = 100
 NAP = 0.005
 #: How long after the disconnect the source must have been closed.
 CLOSE_WITHIN = 2.0
-#: The source may run ahead of the socket by a few batches, never by a page's share.
-MAX_PRODUCED = PAGE_SIZE // 10
+#: The source may run ahead of the socket by a few hand-overs (a sync source is written
+#: in a worker thread that hands the loop up to 256 KiB of chunks at once), never by a
+#: large share of the page.
+MAX_PRODUCED = PAGE_SIZE // 5
 
 
 @dataclass

@@ -58,7 +58,7 @@ class Entry:
     * ``priority``: a number from 0.0 to 1.0.
 
     Google's extensions, keyword-only (see :class:`~sitemap_core.media.Image`,
-    :class:`~sitemap_core.media.Video`, :class:`~sitemap_core.news.News`,
+    :class:`~sitemap_core.videos.Video`, :class:`~sitemap_core.news.News`,
     :class:`~sitemap_core.alternates.Alternate`):
 
     * ``images``: up to 1,000 :class:`Image` objects or image URLs;

@@ -199,12 +199,30 @@ def install_change_log(conn: sqlite3.Connection, table: str, key: str, log_table
     that grows at the end (an autoincrement id), the first index after a write then
     reads the last page again, not the whole table. Idempotent. Commits.
 
+    Refused (:class:`ConfigurationError`) for a table with a unique index on other
+    columns than ``key``: a REPLACE that clashes there deletes a row without firing a
+    DELETE trigger. Only numeric keys let a source keep facts across a change (text
+    keys sort by their column's collation, which SQLite alone knows); with text keys
+    the log still versions the table exactly.
+
     The log grows by a row per change. Prune it now and then (``DELETE FROM log WHERE
     id < ...``); a source that remembered a pruned version just recomputes everything.
     """
     source, log = _ident("table", table), _ident("log_table", log_table)
     column = _ident("key", key)
     prefix = f"{table}_{log_table}"
+    # REPLACE on a clash with another unique column deletes that row without firing
+    # DELETE triggers (unless recursive_triggers is on): the log would miss it.
+    for index, unique in conn.execute('SELECT name, "unique" FROM pragma_index_list(?)', (table,)):
+        columns = [
+            row[0] for row in conn.execute("SELECT name FROM pragma_index_info(?)", (index,))
+        ]
+        if unique and columns != [key]:
+            raise ConfigurationError(
+                f"table {table!r} has a unique index on {columns}: INSERT OR REPLACE there"
+                " deletes rows without a DELETE trigger, so a change log would miss them;"
+                " use install_version_triggers() (version_table=) instead"
+            )
     conn.execute(f"CREATE TABLE IF NOT EXISTS {log} (id INTEGER PRIMARY KEY AUTOINCREMENT, key)")
     rows = {"INSERT": ("NEW",), "UPDATE": ("OLD", "NEW"), "DELETE": ("OLD",)}
     for event, images in rows.items():
@@ -270,9 +288,14 @@ class SQLiteSource:
         elif change_log is not None:
             log = _ident("change_log", change_log)
             # The AUTOINCREMENT counter: monotonic, and still there once the log is pruned.
+            # The AUTOINCREMENT counter; a table that is not there is an error, not a
+            # version 0 that never moves (names compare case-insensitively in SQL).
             self._version_sql = (
-                f"SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = '{change_log}'), 0)"
+                "SELECT (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
+                " COLLATE NOCASE), COALESCE((SELECT seq FROM sqlite_sequence WHERE name = ?"
+                " COLLATE NOCASE), 0)"
             )
+            self._version_params: tuple[str, ...] = (change_log, change_log)
             self._changes_sql = f"SELECT MIN(id), MIN(key) FROM {log} WHERE id > ?"
         #: Facts of one version of the table (only with ``version_table``).
         self._facts: _Facts | None = None
@@ -353,7 +376,16 @@ class SQLiteSource:
             return None
         if not conn.in_transaction:
             conn.execute("BEGIN")
-        row = conn.execute(self._version_sql).fetchone()
+        if self._changes_sql is not None:
+            exists, version = conn.execute(self._version_sql, self._version_params).fetchone()
+            if exists is None:
+                raise ConfigurationError(
+                    f"change log table {self._version_params[0]!r} does not exist; create it"
+                    " with install_change_log()"
+                )
+            row = (version,)
+        else:
+            row = conn.execute(self._version_sql).fetchone()
         if row is None:
             raise ConfigurationError(
                 "the version table is empty; create it with install_version_triggers()"
@@ -515,14 +547,11 @@ class SQLiteSource:
 #: The key of an offset past the last row.
 _END = object()
 
-# SQLite's order of values of different storage classes (NULL, numbers, text, blobs),
-# so that Python compares keys as ORDER BY does; within a class both agree (text under
-# the default BINARY collation compares UTF-8 bytes, i.e. code points).
-_CLASS_RANK = {type(None): 0, int: 1, float: 1, str: 2, bytes: 3}
 
-
-def _order(key: Any) -> tuple[int, Any]:
-    return (_CLASS_RANK.get(type(key), 4), key)
+def _number(key: Any) -> bool:
+    # Only numeric keys are compared in Python: numbers sort alike in SQLite and Python
+    # whatever a column's collation, text need not (NOCASE, custom collations).
+    return not isinstance(key, bool) and isinstance(key, int | float)
 
 
 #: Most offsets remembered per version and kind: an index has at most 50,000 pages;
@@ -552,19 +581,19 @@ class _Facts:
         (first key of an offset) below it stands, and so does the newest lastmod of
         every range whose largest key is below it.
         """
-        if lowest is None:
-            return
-        bound = _order(lowest)
+        if not _number(lowest):
+            return  # text keys: order by their collation is SQLite's to tell; recompute
         # Snapshots: a request still on the old version may add to its memos meanwhile.
+        # Numbers sort before text in SQLite, so a text key is never below a number.
         self.anchors = {
             offset: key
             for offset, key in list(old.anchors.items())
-            if key is not _END and _order(key) < bound
+            if _number(key) and key < lowest
         }
         self.newest = {
             window: known
             for window, known in list(old.newest.items())
-            if known[1] is not None and _order(known[1]) < bound
+            if _number(known[1]) and known[1] < lowest
         }
         self.ends = {stop: last for (_, stop), (_, last) in self.newest.items()}
         if self.anchors:

@@ -215,3 +215,55 @@ def test_insert_or_replace_keeps_the_count_exact(tmp_path: Path) -> None:
         write(path, "INSERT OR REPLACE INTO posts VALUES (3, 'again', '2025-01-01')")
         assert len(src) == 10
     assert index_facts(src) == index_facts(plain(path))
+
+
+def test_a_missing_or_misspelt_change_log_table_is_an_error(tmp_path: Path) -> None:
+    path = make_logged_db(tmp_path / "db", 5)
+    with pytest.raises(ConfigurationError, match="does not exist"):
+        len(_source(lambda: sqlite3.connect(path), change_log="posts_chnages"))
+    # Table names are case-insensitive in SQL: another spelling finds the same log.
+    src = _source(lambda: sqlite3.connect(path), change_log="POSTS_CHANGES")
+    assert len(src) == 5
+    write(path, "INSERT INTO posts VALUES (6, 'p6', '2024-01-02')")
+    assert len(src) == 6
+
+
+def test_a_table_with_another_unique_index_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE posts (id INTEGER PRIMARY KEY, slug TEXT UNIQUE, updated_at TEXT)")
+        with pytest.raises(ConfigurationError, match="unique index on \\['slug'\\]"):
+            install_change_log(db, "posts", "id", "posts_changes")
+    db.close()
+
+
+def test_text_keys_keep_nothing_across_a_change_but_stay_right(tmp_path: Path) -> None:
+    # Ordered by a collation Python cannot see (NOCASE): nothing is carried over.
+    path = tmp_path / "db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE posts (slug TEXT PRIMARY KEY COLLATE NOCASE, updated_at TEXT)")
+        db.executemany("INSERT INTO posts VALUES (?, '2024-01-01')", [(c,) for c in "MNPQRXYZ"])
+        install_change_log(db, "posts", "slug", "posts_changes")
+    db.close()
+
+    def source(**options: Any) -> SQLiteSource:
+        return SQLiteSource(
+            lambda: sqlite3.connect(path),
+            "posts",
+            "slug",
+            lambda row: f"https://example.com/{row['slug']}",
+            columns=["slug"],
+            lastmod="updated_at",
+            **options,
+        )
+
+    logged_source, fresh = source(change_log="posts_changes"), source()
+
+    def pages(src: SQLiteSource) -> list[list[Any]]:
+        count = len(src)
+        return [list(src[start : start + 2]) for start in range(0, count, 2)]
+
+    pages(logged_source)
+    write(path, "INSERT INTO posts VALUES ('a', '2024-01-01')")
+    assert pages(logged_source) == pages(fresh)
+    assert len(logged_source) == 9

@@ -12,7 +12,7 @@ from .entries import ChangeFreq, Entry, normalise_lastmod, normalise_url
 from .errors import ConfigurationError, InvalidEntryError, SitemapError, SitemapTooLargeError
 from .hosts import LOOPBACK_HOSTS, BaseURL, UntrustedHostError, host_is_allowed
 from .http import Reply
-from .media import Image, Video
+from .media import Image
 from .news import News
 from .newsroom import news_cutoff
 from .render import IndexEncoder, TextEncoder, UrlsetEncoder, escape
@@ -20,6 +20,7 @@ from .robots import DEFAULT_RULES, merge_sitemap_lines, robots_txt
 from .serve import iter_body, respond
 from .site import Plan, Site, Target
 from .sources import Limits, Sliceable, UrlSource
+from .videos import Video
 
 __all__ = [
     "DEFAULT_RULES",

@@ -15,7 +15,7 @@ from decimal import Decimal
 from .alternates import Alternate, AlternatesInput
 from .extensions import Extensions
 from .limits import MAX_URL_LENGTH
-from .media import Image, Video
+from .media import Image
 from .news import News
 from .values import (
     _CHANGEFREQ_BY_WORD,
@@ -31,6 +31,7 @@ from .values import (
     normalise_lastmod,
     normalise_url,
 )
+from .videos import Video
 
 __all__ = [
     "Alternate",

@@ -13,9 +13,10 @@ from typing import Any, Final
 from .alternates import Alternate, AlternatesInput, check_alternates
 from .errors import InvalidEntryError
 from .limits import MAX_IMAGES_PER_URL
-from .media import Image, Video
+from .media import Image
 from .namespaces import IMAGE_NS, NEWS_NS, VIDEO_NS, XHTML_NS
 from .news import News
+from .videos import Video
 
 __all__ = ["ALL_NAMESPACES", "NAMESPACES", "Extensions", "declarations"]
 

@@ -6,8 +6,7 @@ fragment that goes inside ``<url>`` is rendered there too and kept, so
 :class:`~sitemap_core.errors.InvalidEntryError` whose ``field`` is dotted
 (``"image.loc"``).
 
-The video extension lives in :mod:`sitemap_core.videos`; its names are re-exported
-here, so ``from sitemap_core.media import Image, Video, Price`` works.
+The video extension lives in :mod:`sitemap_core.videos`.
 """
 
 from __future__ import annotations
@@ -24,45 +23,9 @@ from .fields import (
 from .limits import MAX_URL_LENGTH
 from .namespaces import IMAGE_NS
 from .values import _COMMON_URL, _STRAY_PERCENT, normalise_url
-from .videos import (
-    COUNTRY_CODES,
-    MAX_VIDEO_CATEGORY_LENGTH,
-    MAX_VIDEO_DESCRIPTION_LENGTH,
-    MAX_VIDEO_DURATION,
-    MAX_VIDEO_RATING,
-    MAX_VIDEO_TAGS,
-    MAX_VIDEO_TITLE_LENGTH,
-    MAX_VIDEO_UPLOADER_LENGTH,
-    MIN_VIDEO_DURATION,
-    ContentSegment,
-    Platform,
-    Price,
-    Restriction,
-    TvShow,
-    Video,
-    VideoId,
-)
 from .xmltext import escape_uri
 
-__all__ = [
-    "COUNTRY_CODES",
-    "MAX_VIDEO_CATEGORY_LENGTH",
-    "MAX_VIDEO_DESCRIPTION_LENGTH",
-    "MAX_VIDEO_DURATION",
-    "MAX_VIDEO_RATING",
-    "MAX_VIDEO_TAGS",
-    "MAX_VIDEO_TITLE_LENGTH",
-    "MAX_VIDEO_UPLOADER_LENGTH",
-    "MIN_VIDEO_DURATION",
-    "ContentSegment",
-    "Image",
-    "Platform",
-    "Price",
-    "Restriction",
-    "TvShow",
-    "Video",
-    "VideoId",
-]
+__all__ = ["Image"]
 
 # --- images -------------------------------------------------------------------------------
 

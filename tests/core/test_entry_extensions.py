@@ -38,8 +38,8 @@ from sitemap_core.extensions import (
     Extensions,
 )
 from sitemap_core.limits import MAX_IMAGES_PER_URL
-from sitemap_core.media import ContentSegment, Platform, Price, Restriction, TvShow, VideoId
 from sitemap_core.render import encode_all
+from sitemap_core.videos import ContentSegment, Platform, Price, Restriction, TvShow, VideoId
 
 from .helpers import ORIGIN, SM, get, locs, make_site, parse, url
 

@@ -20,8 +20,9 @@ from sitemap_core import Entry
 from sitemap_core.errors import SitemapTooLargeError
 from sitemap_core.html import CONTENT_SECURITY_POLICY, HtmlEncoder, HtmlIndexEncoder, HtmlView
 from sitemap_core.limits import CHUNK_BYTES
-from sitemap_core.media import Image, Video
+from sitemap_core.media import Image
 from sitemap_core.news import News
+from sitemap_core.videos import Video
 
 from .helpers import ORIGIN, url
 

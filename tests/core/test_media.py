@@ -19,12 +19,13 @@ from lxml import etree
 from xsd import validate
 
 from sitemap_core.errors import InvalidEntryError
-from sitemap_core.media import (
+from sitemap_core.media import Image
+from sitemap_core.namespaces import IMAGE_NS, SITEMAP_NS, VIDEO_NS
+from sitemap_core.videos import (
     COUNTRY_CODES,
     MAX_VIDEO_DURATION,
     MAX_VIDEO_TAGS,
     ContentSegment,
-    Image,
     Platform,
     Price,
     Restriction,
@@ -32,7 +33,6 @@ from sitemap_core.media import (
     Video,
     VideoId,
 )
-from sitemap_core.namespaces import IMAGE_NS, SITEMAP_NS, VIDEO_NS
 
 V = f"{{{VIDEO_NS}}}"
 IM = f"{{{IMAGE_NS}}}"

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from sitemap_core import ConfigurationError
 from sitemap_core.sql import SQLiteSource, install_change_log
 
-from .test_sql import PAGE, Tracer, build, make_db, write
+from .test_sql import PAGE, Tracer, build, make_db, source, write
 
 
 def make_logged_db(path: Path, n: int) -> Path:
@@ -32,16 +32,7 @@ def plain(path: Path) -> SQLiteSource:
 
 
 def _source(connect: Any, mode: str = "seek", **options: Any) -> SQLiteSource:
-    return SQLiteSource(
-        connect,
-        "posts",
-        "id",
-        build,
-        columns=["slug", "updated_at"],
-        lastmod="updated_at",
-        mode="seek" if mode == "seek" else "offset",
-        **options,
-    )
+    return source(connect, mode, versioned=False, **options)
 
 
 def index_facts(src: SQLiteSource) -> list[str | None]:
@@ -246,7 +237,7 @@ def test_text_keys_keep_nothing_across_a_change_but_stay_right(tmp_path: Path) -
         install_change_log(db, "posts", "slug", "posts_changes")
     db.close()
 
-    def source(**options: Any) -> SQLiteSource:
+    def keyed_by_text(**options: Any) -> SQLiteSource:
         return SQLiteSource(
             lambda: sqlite3.connect(path),
             "posts",
@@ -257,7 +248,7 @@ def test_text_keys_keep_nothing_across_a_change_but_stay_right(tmp_path: Path) -
             **options,
         )
 
-    logged_source, fresh = source(change_log="posts_changes"), source()
+    logged_source, fresh = keyed_by_text(change_log="posts_changes"), keyed_by_text()
 
     def pages(src: SQLiteSource) -> list[list[Any]]:
         count = len(src)

@@ -209,6 +209,11 @@ def build_flask_app(
     return app
 
 
+def given(**settings: Any) -> dict[str, Any]:
+    """The middleware settings a test gave (not None): the others keep their defaults."""
+    return {name: value for name, value in settings.items() if value is not None}
+
+
 def build_wsgi_app(
     sources: Mapping[str, Any],
     page_size: int = 50_000,
@@ -225,19 +230,14 @@ def build_wsgi_app(
     html: bool | None = None,
 ) -> SitemapMiddleware:
     """``SitemapMiddleware`` serving ``sources`` in front of :func:`hello_wsgi_app`."""
-    options: dict[str, Any] = {}
-    if allowed_hosts is not None:
-        options["allowed_hosts"] = allowed_hosts
-    if robots_rules is not None:
-        options["robots_rules"] = robots_rules
-    if cache is not None:
-        options["cache"] = cache
-    if cache_control is not None:
-        options["cache_control"] = cache_control
-    if gzip is not None:
-        options["gzip"] = gzip
-    if html is not None:
-        options["html"] = html
+    options = given(
+        allowed_hosts=allowed_hosts,
+        robots_rules=robots_rules,
+        cache=cache,
+        cache_control=cache_control,
+        gzip=gzip,
+        html=html,
+    )
     return SitemapMiddleware(
         hello_wsgi_app(app_robots),
         dict(sources),
@@ -265,19 +265,14 @@ def build_asgi_app(
     html: bool | None = None,
 ) -> asgi_sitemap.SitemapMiddleware:
     """``asgi_sitemap.SitemapMiddleware`` serving ``sources`` before :func:`hello_asgi_app`."""
-    options: dict[str, Any] = {}
-    if allowed_hosts is not None:
-        options["allowed_hosts"] = allowed_hosts
-    if robots_rules is not None:
-        options["robots_rules"] = robots_rules
-    if cache is not None:
-        options["cache"] = cache
-    if cache_control is not None:
-        options["cache_control"] = cache_control
-    if gzip is not None:
-        options["gzip"] = gzip
-    if html is not None:
-        options["html"] = html
+    options = given(
+        allowed_hosts=allowed_hosts,
+        robots_rules=robots_rules,
+        cache=cache,
+        cache_control=cache_control,
+        gzip=gzip,
+        html=html,
+    )
     return asgi_sitemap.SitemapMiddleware(
         hello_asgi_app(app_robots),
         dict(sources),

@@ -11,24 +11,19 @@ from __future__ import annotations
 
 import gzip
 import logging
-import socket
-import threading
-import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from crawlers import scrapy_page_urls, usp_page_urls
 from flask import Flask
+from live import serve_live
 from lxml import etree
 from scrapy.utils.sitemap import Sitemap
 from usp.objects.sitemap import PagesXMLSitemap
 from usp.tree import sitemap_from_str
-from werkzeug.serving import make_server
 from xsd import IMAGE_NS, NEWS_NS, SITEMAP_NS, VIDEO_NS, XHTML_NS, validate
 
 import asgi_sitemap
@@ -334,42 +329,6 @@ def test_scrapy_follows_alternates_like_sitemap_spider(make_client: MakeClient) 
     assert any("/de-at/" in url for url in requested)
 
 
-@contextmanager
-def serve_wsgi(app: Any) -> Iterator[str]:
-    """Serve ``app`` with Werkzeug's threaded server on 127.0.0.1; yield its origin."""
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(10)
-
-
-@contextmanager
-def serve_asgi(app: Any) -> Iterator[str]:
-    """Serve ``app`` with uvicorn in a thread on 127.0.0.1; yield its origin."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(
-        uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=1)
-    )
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + 10
-        while not server.started:
-            assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-            time.sleep(0.01)
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
-
-
 def test_real_crawlers_over_a_live_server_find_every_extended_url(front: Front) -> None:
     kinds = tuple(KINDS)
     # The origin is only known once the port is: the sources are read at request time.
@@ -387,8 +346,7 @@ def test_real_crawlers_over_a_live_server_find_every_extended_url(front: Front) 
         4,
         allowed_hosts=["127.0.0.1"],
     )
-    serve = serve_asgi if front.name == "asgi-middleware" else serve_wsgi
-    with serve(app) as origin:
+    with serve_live(lambda origin: app, asgi=front.name == "asgi-middleware") as origin:
         holder["origin"] = origin
         expected = sorted(entry.loc for entry in expected_entries(origin, kinds))
         assert sorted(usp_page_urls(origin + "/")) == expected

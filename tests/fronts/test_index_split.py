@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import gzip
 import logging
-import socket
-import threading
-import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -21,11 +18,10 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
-import uvicorn
 from crawlers import scrapy_page_urls, usp_page_urls
 from flask import Flask
+from live import serve_live
 from lxml import etree
-from werkzeug.serving import make_server
 from xsd import SITEMAP_NS, SITEMAPINDEX_TAG, URLSET_TAG, validate
 
 import asgi_sitemap
@@ -603,53 +599,6 @@ def test_flask_route_source_named_index_is_refused() -> None:
 # -- real consumers over a real server -------------------------------------------------
 
 
-@contextmanager
-def serve_wsgi(build: Callable[[str], Any]) -> Iterator[str]:
-    """Serve ``build(origin)`` with Werkzeug's threaded server on 127.0.0.1; yield origin."""
-    holder: dict[str, Any] = {}
-
-    def dispatch(environ: dict[str, Any], start_response: Any) -> Any:
-        return holder["app"](environ, start_response)
-
-    server = make_server("127.0.0.1", 0, dispatch, threaded=True)
-    origin = f"http://127.0.0.1:{server.server_port}"
-    holder["app"] = build(origin)
-    thread = threading.Thread(target=server.serve_forever, name="werkzeug", daemon=True)
-    thread.start()
-    try:
-        yield origin
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(10)
-
-
-@contextmanager
-def serve_asgi(build: Callable[[str], Any]) -> Iterator[str]:
-    """Serve ``build(origin)`` with uvicorn in a thread on 127.0.0.1; yield origin."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    origin = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    config = uvicorn.Config(
-        build(origin), log_level="warning", lifespan="off", timeout_graceful_shutdown=1
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(
-        target=server.run, kwargs={"sockets": [sock]}, name="uvicorn", daemon=True
-    )
-    thread.start()
-    try:
-        deadline = time.monotonic() + 10
-        while not server.started:
-            assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-            time.sleep(0.01)
-        yield origin
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
-
-
 def test_real_consumers_find_every_url_over_a_live_server(front: Front) -> None:
     counts = {"pages": 7, "posts": 9, "tags": 4}
 
@@ -661,8 +610,7 @@ def test_real_consumers_find_every_url_over_a_live_server(front: Front) -> None:
         }
         return build_split_app(front, sources)
 
-    serve = serve_asgi if front.name == "asgi-middleware" else serve_wsgi
-    with serve(build) as origin:
+    with serve_live(build, asgi=front.name == "asgi-middleware") as origin:
         expected = Counter(all_urls(origin, counts))
         robots = httpx.get(origin + "/robots.txt", trust_env=False)
         assert len(sitemap_lines(robots.text)) == 4

@@ -9,7 +9,8 @@ Configuration (``app.config``), with defaults:
     ``url_for(..., _external=True)`` in a source builds the right absolute URLs.
 ``SITEMAP_ALLOWED_HOSTS`` (None)
     Hosts whose requests may define the base URL (``"example.com"``,
-    ``".example.com"`` for subdomains, ``"*"`` for any). None falls back to Flask's
+    ``".example.com"`` for subdomains, ``"*"`` for any), as a list: a bare string is
+    refused when the app starts. None falls back to Flask's
     ``TRUSTED_HOSTS``, and failing that to localhost / 127.0.0.1 / [::1]. A request
     from another host is answered 400, so a forged ``Host`` never reaches a sitemap.
 ``SITEMAP_PAGE_SIZE`` (50000)
@@ -44,7 +45,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -55,7 +56,7 @@ from werkzeug.routing import MapAdapter
 from sitemap_core import BaseURL, ConfigurationError, Site, UrlSource
 from sitemap_core.cache import default_cache
 from sitemap_core.entries import ChangeFreq, LastmodInput
-from sitemap_core.hosts import LOOPBACK_HOSTS
+from sitemap_core.hosts import LOOPBACK_HOSTS, check_allowed_hosts
 from sitemap_core.http import ALLOWED_METHODS, Reply, method_not_allowed
 from sitemap_core.limits import MAX_SITEMAPS_PER_INDEX, MAX_URLS_PER_SITEMAP
 from sitemap_core.params import Languages
@@ -131,6 +132,7 @@ class Sitemapper:
         check_page_size(config["SITEMAP_PAGE_SIZE"])
         check_index_size(config["SITEMAP_INDEX_SIZE"])
         check_extra_sitemaps(config["SITEMAP_EXTRA_SITEMAPS"])
+        _allowed_hosts(config)
         self._apps.append(app)
         app.extensions[_EXTENSION_KEY] = _AppState()
         rules = [rule for rule in _SITEMAP_RULES if config["SITEMAP_HTML"] or ".html" not in rule]
@@ -317,7 +319,7 @@ class Sitemapper:
             return BaseURL.from_request(
                 request.scheme, config["SERVER_NAME"], request.script_root, ["*"]
             )
-        allowed = config["SITEMAP_ALLOWED_HOSTS"] or config.get("TRUSTED_HOSTS") or LOOPBACK_HOSTS
+        allowed = _allowed_hosts(config)
         return BaseURL.from_request(request.scheme, request.host, request.script_root, allowed)
 
     def _serve(self, page: str | None = None) -> Response:
@@ -401,6 +403,16 @@ class Sitemapper:
             self._extra_sitemaps(app),
         )
         return response if reply is None else _to_response(app, reply)
+
+
+def _allowed_hosts(config: Mapping[str, Any]) -> tuple[str, ...]:
+    # SITEMAP_ALLOWED_HOSTS, else Flask's TRUSTED_HOSTS, else loopback; whichever is
+    # used is checked under its own name (a bare string there would allow any host).
+    for key in ("SITEMAP_ALLOWED_HOSTS", "TRUSTED_HOSTS"):
+        value = config.get(key)
+        if value is not None and (isinstance(value, str | bytes) or value):
+            return check_allowed_hosts(value, key)
+    return LOOPBACK_HOSTS
 
 
 def _url_adapter(app: Flask, base: BaseURL) -> MapAdapter:

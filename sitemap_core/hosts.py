@@ -13,10 +13,17 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from .entries import normalise_url
-from .errors import ConfigurationError, InvalidEntryError
+from .errors import ConfigurationError, InvalidEntryError, shorten
 from .limits import MAX_URL_LENGTH
 
-__all__ = ["LOOPBACK_HOSTS", "BasePolicy", "BaseURL", "UntrustedHostError", "host_is_allowed"]
+__all__ = [
+    "LOOPBACK_HOSTS",
+    "BasePolicy",
+    "BaseURL",
+    "UntrustedHostError",
+    "check_allowed_hosts",
+    "host_is_allowed",
+]
 
 #: The longest path a sitemap document has under the base URL:
 #: "/sitemap-" + a 64-character source name + "-" + an 18-digit page + ".html".
@@ -29,6 +36,12 @@ MAX_BASE_URL_LENGTH = MAX_URL_LENGTH - _LONGEST_DOCUMENT_PATH
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "[::1]")
 
 _HOST_HEADER = re.compile(r"(?P<name>\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(?::(?P<port>[0-9]{1,5}))?")
+
+# One allow-list entry: "*", ".domain" (the domain and its subdomains), or a host with
+# an optional port. No other wildcard: "*.example.com" would read as a pattern it is not.
+_HOST_PATTERN = re.compile(
+    r"\*|\.?(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.?)(?::[0-9]{1,5})?"
+)
 
 
 class UntrustedHostError(Exception):
@@ -130,15 +143,40 @@ class BasePolicy:
 
     @classmethod
     def create(cls, base_url: str | None, allowed_hosts: Iterable[str]) -> BasePolicy:
-        """Parse the settings now, so a bad base URL fails at start-up."""
+        """Parse the settings now, so a bad base URL or host list fails at start-up."""
         fixed = None if base_url is None else BaseURL.parse(base_url)
-        return cls(fixed, tuple(allowed_hosts))
+        return cls(fixed, check_allowed_hosts(allowed_hosts))
 
     def resolve(self, scheme: str, host: str, root_path: str) -> BaseURL:
         """The base URL for a request (may raise :class:`UntrustedHostError`)."""
         if self.fixed is not None:
             return self.fixed
         return BaseURL.from_request(scheme, host, root_path, self.allowed_hosts)
+
+
+def check_allowed_hosts(hosts: object, setting: str = "allowed_hosts") -> tuple[str, ...]:
+    """Return ``hosts`` as a tuple of allow-list entries, or raise
+    :class:`ConfigurationError` naming ``setting``.
+
+    A bare string is refused rather than read one character at a time: the ``*`` of
+    ``"*.example.com"`` would otherwise be an entry of its own and allow every host.
+    Each entry is ``"*"``, ``".example.com"`` (that domain and its subdomains),
+    ``"example.com"`` or ``"example.com:8080"``.
+    """
+    if isinstance(hosts, str | bytes) or not isinstance(hosts, Iterable):
+        raise ConfigurationError(
+            f"{setting} must be a list of hosts such as ['example.com', '.example.org'],"
+            f" got {shorten(hosts)}"
+        )
+    entries = tuple(hosts)
+    for entry in entries:
+        if not isinstance(entry, str) or not _HOST_PATTERN.fullmatch(entry):
+            raise ConfigurationError(
+                f"{setting} entry {shorten(entry)} is not a host: use 'example.com',"
+                " 'example.com:8080', '.example.com' for the domain and its subdomains,"
+                " or '*' for any host"
+            )
+    return entries
 
 
 def host_is_allowed(host: str, allowed: Iterable[str]) -> bool:

@@ -28,19 +28,26 @@ from .errors import ConfigurationError, InvalidEntryError
 from .hosts import BaseURL
 from .http import Reply
 from .newsroom import news_epoch
+from .recall import Check, Recalled, StaleValidatorsError, head, probed
 from .render import DocumentEncoder
 from .rows import split_batch
 from .serve import (
     NO_HEADERS,
     Facts,
     Pending,
+    Ready,
     Spool,
     begin,
     conclude,
     decide,
     finish_spooled,
+    log_stale,
     logger,
     named,
+    recalled_plan,
+    recalled_ready,
+    remember,
+    streams_recalled,
     write_batch,
 )
 from .site import BATCH_SIZE, Plan, Site, check_complete
@@ -358,14 +365,19 @@ async def aiter_body(
     runner: Runner,
     batch_size: int = BATCH_SIZE,
     observe: Callable[[list[Entry]], None] | None = None,
+    check: Check | None = None,
 ) -> AsyncIterator[bytes]:
-    """Stream the plan's document as chunks, pulling sources asynchronously."""
+    """Stream the plan's document as chunks, pulling sources asynchronously.
+
+    With ``check``, as :func:`~sitemap_core.serve.iter_body`.
+    """
     encoder = plan.encoder()
     if plan.children:
         chunk = encoder.feed(plan.children)
         if chunk:
             yield chunk
     for source, start, stop in plan.slices:
+        probe = check is not None and check.probes(source.name, stop)
         if source.threaded is not None:
             # A sync source: pulled and written in one worker thread, which hands the
             # event loop finished chunks, several at a time. The loop is free meanwhile,
@@ -382,6 +394,8 @@ async def aiter_body(
                     stop,
                     batch_size,
                     observe,
+                    check,
+                    probe,
                 )
             )
             try:
@@ -392,20 +406,50 @@ async def aiter_body(
                 await _aclose(parts)
             continue
         pulled = 0
-        batches = source.batches(runner, start, stop, batch_size)
+        batches = _aprobed(
+            source.batches(runner, start, stop + probe, batch_size), stop - start, check, probe
+        )
         try:
             async for batch in batches:
                 for part in split_batch(batch, batch_size):
                     pulled += len(part)
                     chunk = write_batch(plan, encoder, source, part, observe)
                     if chunk:
+                        if check is not None:
+                            check.chunk(chunk)
                         yield chunk
         except InvalidEntryError as exc:
             raise named(exc, source.name) from exc
         finally:
             await _aclose(batches)
-        check_complete(source.name, start, stop, pulled)
-    yield encoder.close()
+        if check is None:
+            check_complete(source.name, start, stop, pulled)
+    last = encoder.close()
+    if check is not None:
+        check.chunk(last)
+        check.finish()
+    yield last
+
+
+async def _aprobed(
+    batches: AsyncIterator[list[Entry]], wanted: int, check: Check | None, probe: bool
+) -> AsyncIterator[list[Entry]]:
+    # The async twin of sitemap_core.recall.probed.
+    pulled = 0
+    grew = False
+    try:
+        async for batch in batches:
+            if probe and pulled + len(batch) > wanted:
+                grew = True
+                batch = head(batch, wanted - pulled)
+                if not batch:
+                    break
+            pulled += len(batch)
+            yield batch
+    finally:
+        await _aclose(batches)
+    if check is not None:
+        check.sliced(wanted, pulled, grew)
 
 
 #: Bytes of finished chunks a writing thread hands the event loop at once.
@@ -421,6 +465,8 @@ def _written_in_thread(
     stop: int,
     batch_size: int,
     observe: Callable[[list[Entry]], None] | None,
+    check: Check | None = None,
+    probe: bool = False,
 ) -> Iterator[list[bytes]]:
     # The first chunk goes at once (the first byte leaves early); then chunks are
     # grouped to about HANDOVER_BYTES per hop to the loop.
@@ -429,10 +475,13 @@ def _written_in_thread(
     first = True
     pulled = 0
     try:
-        for batch in sync.batches(start, stop, batch_size):
+        batches = probed(sync.batches(start, stop + probe, batch_size), stop - start, check, probe)
+        for batch in batches:
             pulled += len(batch)
             chunk = write_batch(plan, encoder, source, batch, observe)
             if chunk:
+                if check is not None:
+                    check.chunk(chunk)  # in this thread, before the loop may send it
                 pending.append(chunk)
                 size += len(chunk)
                 if first or size >= HANDOVER_BYTES:
@@ -442,7 +491,8 @@ def _written_in_thread(
         raise named(exc, source.name) from exc
     if pending:
         yield pending
-    check_complete(source.name, start, stop, pulled)
+    if check is None:
+        check_complete(source.name, start, stop, pulled)
 
 
 async def robots_counts_async(
@@ -481,6 +531,11 @@ async def respond_async(
     step = begin(site, method, path, base_url, request)
     if not isinstance(step, Pending):
         return step
+    recalled = recalled_plan(site, step)
+    if recalled is not None:
+        answered = await _respond_recalled(site, step, runner, *recalled)
+        if answered is not None:
+            return answered
     if step.target.kind == "robots":
         counts = await robots_counts_async(step.sources, runner)
     else:
@@ -497,14 +552,10 @@ async def respond_async(
     if isinstance(ready, Reply):
         return ready
     if ready.validators is None:
-        spool = Spool(ready.coding)
-        try:
-            async for chunk in aiter_body(plan, runner, observe=spool.observe):
-                spool.write(chunk)
-        except BaseException:
-            spool.file.close()  # the temporary file goes now, not with the traceback
-            raise
-        return finish_spooled(ready, spool)
+        assert counts is not None  # only robots.txt goes without counts
+        spooled = await _spooled(site, ready, counts, runner)
+        assert spooled is not None  # no check: the counts were just taken
+        return spooled
     cache, key = site.cache, ready.cache_key
     if cache is not None and key is not None:
         hit = await _cache_get(cache, key, runner)
@@ -522,6 +573,77 @@ async def respond_async(
     if cache is not None and key is not None:
         streamed = _kept(streamed, cache, key, runner)
     return Reply(200, ready.full_headers(ready.validators, None), streamed)
+
+
+async def _spooled(
+    site: Site[AsyncUrlSource],
+    ready: Ready[AsyncUrlSource],
+    counts: Mapping[str, int],
+    runner: Runner,
+    check: Check | None = None,
+) -> Reply | None:
+    # As sitemap_core.serve._spooled.
+    spool = Spool(ready.coding, text=ready.plan.kind == "text")
+    try:
+        async for chunk in aiter_body(ready.plan, runner, observe=spool.observe, check=check):
+            spool.write(chunk)
+    except BaseException:
+        spool.file.close()  # the temporary file goes now, not with the traceback
+        raise
+    if check is not None and not check.counts_hold:
+        spool.file.close()
+        return None
+    reply = finish_spooled(ready, spool)
+    remember(site, ready, counts, spool)
+    return reply
+
+
+async def _respond_recalled(
+    site: Site[AsyncUrlSource],
+    pending: Pending[AsyncUrlSource],
+    runner: Runner,
+    plan: Plan[AsyncUrlSource],
+    recalled: Recalled,
+) -> Reply | None:
+    # As sitemap_core.serve._respond_recalled: None when counting afresh is needed.
+    ready = recalled_ready(site, pending, plan, recalled)
+    text = plan.kind == "text"
+    if not streams_recalled(pending):
+        check = Check(recalled.counts, text=False)
+        spooled = await _spooled(site, ready, recalled.counts, runner, check)
+        if spooled is None:
+            site.recall.disarm(ready.identity)
+        return spooled
+    check = Check(recalled.counts, text, expected=recalled)
+    body = aiter_body(plan, runner, observe=check.observe if text else None, check=check)
+    if ready.coding == "gzip":
+        body = agzip_chunks(body)
+    try:
+        first = await anext(body)
+    except StaleValidatorsError:
+        await _aclose(body)
+        site.recall.disarm(ready.identity)  # nothing was sent: count and render afresh
+        return None
+    except BaseException:
+        await _aclose(body)
+        raise
+    streamed = _disarming(_logged(first, body), site, ready.identity)
+    assert ready.validators is not None
+    return Reply(200, ready.full_headers(ready.validators, None), streamed)
+
+
+async def _disarming(
+    body: AsyncIterator[bytes], site: Site[AsyncUrlSource], identity: str
+) -> AsyncIterator[bytes]:
+    # A streamed document found stale is cut and disarmed (see sitemap_core.recall).
+    try:
+        async for chunk in body:
+            yield chunk
+    except StaleValidatorsError:
+        site.recall.disarm(identity)
+        raise
+    finally:
+        await _aclose(body)
 
 
 async def _cache_get(cache: PageCache, key: str, runner: Runner) -> bytes | None:
@@ -560,6 +682,9 @@ async def _logged(first: bytes, rest: AsyncIterator[bytes]) -> AsyncIterator[byt
     try:
         async for chunk in rest:
             yield chunk
+    except StaleValidatorsError as exc:
+        log_stale(exc)
+        raise
     except Exception:
         logger.exception("sitemap source failed mid-response; the transfer is cut")
         raise

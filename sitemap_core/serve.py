@@ -41,6 +41,7 @@ from .http import (
 )
 from .limits import CHUNK_BYTES
 from .newsroom import check_news
+from .recall import Check, Recalled, StaleValidatorsError, hash_dates, probed
 from .render import DocumentEncoder
 from .robots import REPLACED_HEADERS, is_mergeable, merge_robots_bytes, robots_txt, sitemap_urls
 from .site import BATCH_SIZE, Plan, S, Site, Target, check_complete
@@ -339,9 +340,12 @@ def _document_headers(site: Site[S], pending: Pending[S], plan: Plan[S]) -> list
 def _newest_instant(values: Sequence[str | None]) -> datetime | None:
     if not values or any(value is None for value in values):
         return None
-    newest = max(lastmod_instant(value) for value in values if value is not None)
+    return _clamped(max(lastmod_instant(value) for value in values if value is not None))
+
+
+def _clamped(newest: datetime | None) -> datetime | None:
     # A lastmod in the future must not become a future Last-Modified (RFC 9110 8.8.2.1).
-    return min(newest, datetime.now(UTC))
+    return None if newest is None else min(newest, datetime.now(UTC))
 
 
 def _view_parts(plan: Plan[S]) -> list[object]:
@@ -407,15 +411,29 @@ def _answer_known(ready: Ready[S], validators: Validators, length: int | None) -
 class Spool:
     """A rendered document on its way to the client: bytes, digest, newest lastmod."""
 
-    def __init__(self, coding: str) -> None:
+    def __init__(self, coding: str, text: bool = False) -> None:
         self.file: IO[bytes] = SpooledTemporaryFile(max_size=SPOOL_MEMORY)  # noqa: SIM115
         self._hasher = hashlib.sha256()
+        # A text sitemap's bytes carry no lastmod: its dates are digested apart, so a
+        # remembered Last-Modified can be checked (see sitemap_core.recall).
+        self._dates = hashlib.sha256() if text else None
         self._gzip = GzipStream() if coding == "gzip" else None
         self.newest: datetime | None = None
         self.length = 0
+        #: SHA-256 of the uncompressed document, once :meth:`finish` ran.
+        self.digest = b""
+        #: SHA-256 of the first uncompressed chunk (see :class:`.recall.Recalled`).
+        self.first = b""
+
+    @property
+    def dates(self) -> bytes | None:
+        """The digest of a text sitemap's lastmods (see :func:`.recall.hash_dates`)."""
+        return None if self._dates is None else self._dates.digest()
 
     def observe(self, batch: list[Entry]) -> None:
         """Track the newest lastmod of what is written (for Last-Modified)."""
+        if self._dates is not None:
+            hash_dates(self._dates, batch)
         for entry in batch:
             if entry.lastmod is not None:
                 instant = lastmod_instant(entry.lastmod)
@@ -424,6 +442,8 @@ class Spool:
 
     def write(self, chunk: bytes) -> None:
         """Add an uncompressed chunk of the document."""
+        if not self.first:
+            self.first = hashlib.sha256(chunk).digest()
         self._hasher.update(chunk)
         self._put(self._gzip.feed(chunk) if self._gzip is not None else chunk)
 
@@ -432,8 +452,8 @@ class Spool:
         if self._gzip is not None:
             self._put(self._gzip.close())
         self.file.seek(0)
-        newest = None if self.newest is None else min(self.newest, datetime.now(UTC))
-        return Validators(digest_etag(identity, self._hasher.digest(), coding), newest)
+        self.digest = self._hasher.digest()
+        return Validators(digest_etag(identity, self.digest, coding), _clamped(self.newest))
 
     def chunks(self) -> Iterator[bytes]:
         """The stored bytes, in chunks, closing the file at the end."""
@@ -459,6 +479,131 @@ def finish_spooled(ready: Ready[S], spool: Spool) -> Reply:
     return Reply(200, ready.full_headers(validators, spool.length), spool.chunks())
 
 
+# -- remembered validators: sources without a fingerprint -----------------------------
+
+
+def recallable(plan: Plan[S]) -> bool:
+    """Whether the validators of ``plan`` may be remembered (see :mod:`.recall`).
+
+    Urlsets and text sitemaps only: an index is known without rendering, an HTML page
+    shows totals that no slice check covers, and a news page changes as time passes.
+    """
+    return (
+        plan.kind != "index"
+        and plan.view is None
+        and not any(source.limits.news for source, _, _ in plan.slices)
+    )
+
+
+def recalled_plan(site: Site[S], pending: Pending[S]) -> tuple[Plan[S], Recalled] | None:
+    """The plan of a remembered document, made from its remembered counts, or None."""
+    if pending.target.kind not in ("root", "page") or pending.target.fmt == "html":
+        return None
+    recalled = site.recall.get(pending.identity)
+    if (
+        recalled is None
+        or not recalled.armed
+        or set(recalled.counts) != {s.name for s in pending.sources}
+    ):
+        return None
+    plan = site.plan(pending.target, recalled.counts, pending.base)
+    if plan is None or not recallable(plan):
+        return None
+    return plan, recalled
+
+
+def recalled_ready(
+    site: Site[S], pending: Pending[S], plan: Plan[S], recalled: Recalled
+) -> Ready[S]:
+    """The headers and remembered validators of a document to stream at once."""
+    validators = Validators(
+        digest_etag(pending.identity, recalled.digest, pending.coding), _clamped(recalled.newest)
+    )
+    return Ready(
+        plan,
+        _document_headers(site, pending, plan),
+        validators,
+        None,  # never cached: only the walk that streams it can tell it is current
+        pending.coding,
+        pending.identity,
+        pending.head,
+        pending.request,
+    )
+
+
+def streams_recalled(pending: Pending[S]) -> bool:
+    """A plain GET streams on remembered validators; HEAD and conditional requests are
+    answered from a checked render instead, so a 304 always describes current data."""
+    request = pending.request
+    return not (pending.head or "if-none-match" in request or "if-modified-since" in request)
+
+
+def remember(site: Site[S], ready: Ready[S], counts: Mapping[str, int], spool: Spool) -> None:
+    """Remember what a spooled render of a recallable document found."""
+    if recallable(ready.plan):
+        found = Recalled(dict(counts), spool.digest, spool.newest, spool.dates, spool.first)
+        site.recall.found(ready.identity, found)
+
+
+def _respond_recalled(
+    site: Site[UrlSource], pending: Pending[UrlSource], plan: Plan[UrlSource], recalled: Recalled
+) -> Reply | None:
+    # None: what was remembered no longer holds (counts changed); count afresh.
+    ready = recalled_ready(site, pending, plan, recalled)
+    text = plan.kind == "text"
+    if not streams_recalled(pending):
+        spooled = _spooled(site, ready, recalled.counts, Check(recalled.counts, text=False))
+        if spooled is None:
+            site.recall.disarm(ready.identity)
+        return spooled
+    check = Check(recalled.counts, text, expected=recalled)
+    chunks = iter_body(plan, observe=check.observe if text else None, check=check)
+    try:
+        if ready.coding == "gzip":
+            chunks = gzip_chunks(chunks)
+        body = prime(chunks)
+    except StaleValidatorsError:
+        # Nothing was sent: this request counts and renders afresh.
+        site.recall.disarm(ready.identity)
+        return None
+    assert ready.validators is not None
+    return Reply(200, ready.full_headers(ready.validators, None), _disarming(body, site, ready))
+
+
+def _disarming(body: Iterator[bytes], site: Site[S], ready: Ready[S]) -> Iterator[bytes]:
+    # A streamed document found stale is cut (the error goes on to the server) and
+    # disarmed, so the next request renders it afresh.
+    try:
+        yield from body
+    except StaleValidatorsError:
+        site.recall.disarm(ready.identity)
+        raise
+
+
+def _spooled(
+    site: Site[UrlSource],
+    ready: Ready[UrlSource],
+    counts: Mapping[str, int],
+    check: Check | None = None,
+) -> Reply | None:
+    """Render ``ready``'s document whole before its first byte (its ETag is the digest
+    of its bytes) and remember what it found; None when ``check`` saw that the counts
+    the plan was made from no longer hold."""
+    spool = Spool(ready.coding, text=ready.plan.kind == "text")
+    try:
+        for chunk in iter_body(ready.plan, observe=spool.observe, check=check):
+            spool.write(chunk)
+    except BaseException:
+        spool.file.close()  # the temporary file goes now, not with the traceback
+        raise
+    if check is not None and not check.counts_hold:
+        spool.file.close()
+        return None
+    reply = finish_spooled(ready, spool)
+    remember(site, ready, counts, spool)
+    return reply
+
+
 # -- the synchronous loop ------------------------------------------------------------------
 
 
@@ -466,8 +611,13 @@ def iter_body(
     plan: Plan[UrlSource],
     batch_size: int = BATCH_SIZE,
     observe: Callable[[list[Entry]], None] | None = None,
+    check: Check | None = None,
 ) -> Iterator[bytes]:
-    """Stream the plan's uncompressed document as chunks, pulling sources synchronously."""
+    """Stream the plan's uncompressed document as chunks, pulling sources synchronously.
+
+    With ``check`` (a plan made from remembered counts), each slice is verified as it
+    is read, and :meth:`Check.finish` runs before the last chunk.
+    """
     encoder = plan.encoder()
     if plan.children:
         chunk = encoder.feed(plan.children)
@@ -475,16 +625,25 @@ def iter_body(
             yield chunk
     for source, start, stop in plan.slices:
         pulled = 0
+        probe = check is not None and check.probes(source.name, stop)
         try:
-            for batch in source.batches(start, stop, batch_size):
+            batches = source.batches(start, stop + probe, batch_size)
+            for batch in probed(batches, stop - start, check, probe):
                 pulled += len(batch)
                 chunk = write_batch(plan, encoder, source, batch, observe)
                 if chunk:
+                    if check is not None:
+                        check.chunk(chunk)
                     yield chunk
         except InvalidEntryError as exc:
             raise named(exc, source.name) from exc
-        check_complete(source.name, start, stop, pulled)
-    yield encoder.close()
+        if check is None:
+            check_complete(source.name, start, stop, pulled)
+    last = encoder.close()
+    if check is not None:
+        check.chunk(last)
+        check.finish()
+    yield last
 
 
 def write_batch(
@@ -526,9 +685,17 @@ def _logged(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
     yield first
     try:
         yield from rest
+    except StaleValidatorsError as exc:
+        log_stale(exc)
+        raise
     except Exception:
         logger.exception("sitemap source failed mid-response; the transfer is cut")
         raise
+
+
+def log_stale(error: StaleValidatorsError) -> None:
+    """Log a document cut because its data changed (expected now and then: no traceback)."""
+    logger.warning("sitemap document cut: %s", error)
 
 
 def _kept(chunks: Iterator[bytes], cache: PageCache, key: str) -> Iterator[bytes]:
@@ -563,6 +730,11 @@ def respond(
     step = begin(site, method, path, base_url, request)
     if not isinstance(step, Pending):
         return step
+    recalled = recalled_plan(site, step)
+    if recalled is not None:
+        answered = _respond_recalled(site, step, *recalled)
+        if answered is not None:
+            return answered
     if step.target.kind == "robots":
         counts = robots_counts(lambda: {s.name: s.count() for s in step.sources})
     else:
@@ -579,14 +751,10 @@ def respond(
     if isinstance(ready, Reply):
         return ready
     if ready.validators is None:
-        spool = Spool(ready.coding)
-        try:
-            for chunk in iter_body(plan, observe=spool.observe):
-                spool.write(chunk)
-        except BaseException:
-            spool.file.close()  # the temporary file goes now, not with the traceback
-            raise
-        return finish_spooled(ready, spool)
+        assert counts is not None  # only robots.txt goes without counts
+        spooled = _spooled(site, ready, counts)
+        assert spooled is not None  # no check: the counts were just taken
+        return spooled
     cache, key = site.cache, ready.cache_key
     if cache is not None and key is not None:
         hit = cache_get(cache, key)

@@ -37,6 +37,7 @@ from .limits import (
     MAX_SITEMAPS_PER_INDEX,
     MAX_URLS_PER_SITEMAP,
 )
+from .recall import Recall
 from .render import DocumentEncoder, IndexEncoder, TextEncoder, UrlsetEncoder
 from .robots import (
     DEFAULT_RULES,
@@ -268,6 +269,9 @@ class Site(Generic[S]):
         self.same_host_only = same_host_only
         self.cache_control = cache_control
         self.cache = cache
+        #: What the last render of each document of unfingerprinted sources found, so
+        #: the next request streams at once (see :mod:`sitemap_core.recall`).
+        self.recall = Recall()
         self.gzip = gzip
         self.index_size = index_size
         self.extra_sitemaps = check_extra_sitemaps(extra_sitemaps)

@@ -774,11 +774,14 @@ def test_sources_without_fingerprint_are_spooled_and_never_cached(make_client: M
     table = Table(7, "plain")
     client = make_client({"plain": table, "listed": list(urls)}, 10)
     etags = set()
-    for headers in (IDENTITY, IDENTITY, GZIP):
+    for number, headers in enumerate((IDENTITY, IDENTITY, GZIP)):
         response, body = raw(client, "/sitemap-plain-1.xml", headers=headers)
-        assert response.headers["content-length"] == str(len(body))
+        # The first is spooled (its length known); the next stream on the validators
+        # it found (sitemap_core.recall).
+        length = response.headers.get("content-length")
+        assert length == (str(len(body)) if number == 0 else None)
         etags.add(response.headers["etag"])
-    assert table.slices == 3  # every GET renders
+    assert table.slices == 3  # every GET renders, once
     assert len(etags) == 2  # one per coding, stable
     # The ETag is the content's: another source with the same content has the same.
     plain = raw(client, "/sitemap-plain-1.xml")

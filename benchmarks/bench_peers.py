@@ -177,7 +177,7 @@ def ensure_venv(peer: Peer, rebuild: bool = False) -> Path:
         return python
     if path.exists():
         shutil.rmtree(path)
-    log(f"[{peer.key}] creating {path.relative_to(HERE.parent)} ...")
+    log(f"[{peer.key}] creating {path} (pip, once) ...")
     path.parent.mkdir(parents=True, exist_ok=True)
     steps = [
         [sys.executable, "-m", "venv", str(path)],
@@ -728,10 +728,21 @@ def table(results: dict[str, Any]) -> str:
             f"The reference's median in this process: {_ms(reference['wall_s'])}; in each "
             f"peer's process: {', '.join(peer_refs)}.",
         ]
+    lines += [
+        "",
+        "Locations: this project's contenders take the absolute URL from the data, except "
+        "include(params=...), which builds each with url_for, as both Flask peers must "
+        "(they take endpoints); Django and asgi-sitemaps take each row's path and add "
+        "scheme and domain. The page cache is off for this project's contenders (every "
+        "request renders); no peer caches here (flask-sitemapper's XML cache is off when "
+        "url_variables is a function).",
+    ]
     findings = []
     for row in results["contenders"].values():
         if "error" in row:
-            findings.append(f"* **{row['label']}**: failed: {row['error']}")
+            # The last line says what failed; the JSON keeps the whole message.
+            last = row["error"].strip().splitlines()[-1][:300]
+            findings.append(f"* **{row['label']}**: failed ({last})")
             continue
         check = row["check"]
         facts = [*check.get("defects", []), *check.get("losses", [])]

@@ -76,6 +76,8 @@ def main() -> None:
         [
             f"GET {PATH}: the whole sitemap rendered by a Jinja template into one string",
             "locations built with url_for (the package takes endpoints, not URLs)",
+            "its XML cache is off with a url_variables function (and 1.8.2's generate() "
+            "stores the XML in an attribute it never reads back)",
         ],
         flask_sitemapper.__file__ or "",
     )

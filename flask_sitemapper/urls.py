@@ -1,0 +1,523 @@
+"""Absolute URLs of one Flask endpoint, built cheaply inside sitemap sources.
+
+``url_for(endpoint, _external=True, **values)`` runs Flask's and Werkzeug's general
+machinery for every URL (context look-ups, URL defaults, the choice of a rule among
+several, query arguments, the host): a few microseconds each, a large share of a
+sitemap page. A :class:`UrlBuilder` does the part that does not depend on the values
+once per request (the rule's static text, each variable's converter, the
+``scheme://host/script-root`` prefix of the URL adapter the request is bound to) and
+then only converts the values::
+
+    from flask_sitemapper import Entry, Sitemapper, url_builder
+
+    post_url = url_builder("post")
+
+    @sitemapper.source("posts")
+    def posts():
+        for post in Post.query:
+            yield Entry(post_url(post_id=post.id), lastmod=post.updated_at)
+
+The result is always exactly ``url_for(endpoint, _external=True, **values)``: what the
+fast path does not cover goes to ``url_for`` itself, e.g. an endpoint with several
+rules, values that are not exactly the rule's variables (extra ones become a query
+string there), ``None`` values, a relative endpoint (``".post"``), host matching,
+variables in a subdomain, WebSocket rules, a ``Flask`` subclass with its own
+``url_for``, a call outside a request context, and any value a converter refuses (so
+the error raised is ``url_for``'s). ``url_defaults`` functions of the app and of the
+endpoint's blueprints run as ``url_for`` runs them, and a rule's defaults (a
+blueprint's ``url_defaults=``) are checked and left out as Werkzeug does.
+
+Runnable example (the sitemap's sources run in such a request context, bound to the
+site's base URL)::
+
+    >>> from flask import Flask
+    >>> app = Flask("example")
+    >>> @app.get("/posts/<int:post_id>/<slug>")
+    ... def post(post_id: int, slug: str) -> str:
+    ...     return slug
+    >>> post_url = url_builder("post")
+    >>> with app.test_request_context(base_url="https://example.com/blog"):
+    ...     post_url(post_id=7, slug="caf\u00e9 au lait")
+    'https://example.com/blog/posts/7/caf%C3%A9%20au%20lait'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote, quote_plus
+
+from flask import Flask, url_for
+from werkzeug.routing import (
+    BaseConverter,
+    FloatConverter,
+    IntegerConverter,
+    MapAdapter,
+    Rule,
+    UUIDConverter,
+)
+from werkzeug.routing.converters import NumberConverter
+
+try:  # Flask keeps the request context in this ContextVar (Flask 2.2 to 3.1).
+    from flask.globals import _cv_request
+
+    _request_context: Callable[[None], Any] = _cv_request.get
+except ImportError:  # pragma: no cover - a Flask without it: every URL goes to url_for
+
+    def _request_context(default: None) -> Any:
+        return default
+
+
+__all__ = ["UrlBuilder", "url_builder"]
+
+#: What Werkzeug leaves unquoted in a path segment besides letters, digits and ``_.-~``
+#: (the WHATWG path-segment set), for static rule text and ``to_url`` alike.
+_SEGMENT_SAFE = "!$&'()*+,/:;=@"
+#: A character that Werkzeug's quoting would change: a string without any is its own URL.
+_NEEDS_QUOTING = re.compile(r"[^A-Za-z0-9_.\-~!$&'()*+,/:;=@]")
+
+#: Renders one value of a variable, or raises (any exception) to let url_for decide.
+Convert = Callable[[Any], str]
+#: Renders a whole URL from the values, or raises (any exception) for url_for.
+Render = Callable[[Mapping[str, Any]], str]
+
+
+class _UseUrlFor(Exception):
+    """The fast path cannot promise url_for's answer for these values."""
+
+
+class UrlBuilder:
+    """Build ``url_for(endpoint, _external=True, **values)`` for one endpoint, fast.
+
+    Call it with the URL values (``builder(post_id=7)``) or a mapping of them
+    (``builder.build({"post_id": 7})``). See the module documentation.
+    """
+
+    __slots__ = ("_bound", "_plan", "endpoint")
+
+    def __init__(self, endpoint: str) -> None:
+        if not isinstance(endpoint, str) or not endpoint:
+            raise TypeError(f"url_builder() needs an endpoint name, got {endpoint!r}")
+        self.endpoint = endpoint
+        # (URL adapter, renderer or None): recomputed when a request binds a new adapter.
+        self._bound: tuple[MapAdapter | None, Render | None] | None = None
+        # (rule, its plan): a plan is derived once per rule object, not per request.
+        self._plan: tuple[Rule, _RulePlan | None] | None = None
+
+    def __repr__(self) -> str:
+        return f"url_builder({self.endpoint!r})"
+
+    def __call__(self, /, **values: Any) -> str:
+        """The absolute URL of the endpoint for ``values``, as ``url_for`` gives it."""
+        # The body of build(), repeated: one call level less per URL.
+        ctx = _request_context(None)
+        if ctx is not None:
+            bound = self._bound
+            adapter = ctx.url_adapter
+            if bound is None or bound[0] is not adapter:
+                bound = self._bind(ctx.app, adapter)
+            render = bound[1]
+            if render is not None:
+                try:
+                    return render(values)
+                except Exception:  # anything unusual: url_for gives the answer or the error
+                    pass
+        return url_for(self.endpoint, _external=True, **values)
+
+    def build(self, values: Mapping[str, Any]) -> str:
+        """The absolute URL of the endpoint for the mapping ``values`` (left unchanged)."""
+        ctx = _request_context(None)
+        if ctx is not None:
+            bound = self._bound
+            adapter = ctx.url_adapter
+            if bound is None or bound[0] is not adapter:
+                bound = self._bind(ctx.app, adapter)
+            render = bound[1]
+            if render is not None:
+                try:
+                    return render(values)
+                except Exception:
+                    pass
+        return url_for(self.endpoint, _external=True, **values)
+
+    def _bind(
+        self, app: Flask, adapter: MapAdapter | None
+    ) -> tuple[MapAdapter | None, Render | None]:
+        bound = (adapter, self._renderer(app, adapter))
+        self._bound = bound  # one assignment: another thread sees the old or the new pair
+        return bound
+
+    def _renderer(self, app: Flask, adapter: MapAdapter | None) -> Render | None:
+        """A renderer equal to url_for under ``adapter``, or None where url_for must run."""
+        endpoint = self.endpoint
+        if adapter is None or endpoint.startswith(".") or not _plain_url_for(app, adapter):
+            return None
+        url_map = adapter.map
+        if url_map.host_matching:
+            return None
+        try:
+            rules = list(url_map.iter_rules(endpoint))
+        except KeyError:  # unknown endpoint: url_for raises its BuildError
+            return None
+        if len(rules) != 1:  # which rule wins depends on the values: Werkzeug decides
+            return None
+        rule = rules[0]
+        cached = self._plan
+        if cached is None or cached[0] is not rule:
+            cached = (rule, _RulePlan.of(rule))
+            self._plan = cached
+        plan = cached[1]
+        if plan is None:
+            return None
+        prefix = _prefix(adapter, plan.domain)
+        return plan.renderer(prefix, _injector(app, endpoint), not url_map.sort_parameters)
+
+
+def url_builder(endpoint: str) -> UrlBuilder:
+    """A :class:`UrlBuilder` for ``endpoint``; create it once, call it per URL.
+
+    ``url_builder("post")(post_id=7)`` is ``url_for("post", _external=True,
+    post_id=7)``, at a fraction of the cost, inside a request context (as sources run).
+    """
+    return UrlBuilder(endpoint)
+
+
+# -- what the fast path may assume ----------------------------------------------------
+
+
+def _plain_url_for(app: Flask, adapter: MapAdapter) -> bool:
+    """Tell whether url_for is Flask's and Werkzeug's own, which the plan reproduces."""
+    return (
+        type(app).url_for is Flask.url_for
+        and "url_for" not in vars(app)
+        and type(adapter).build is MapAdapter.build
+    )
+
+
+def _prefix(adapter: MapAdapter, domain: str) -> str:
+    """``scheme://host/script-root`` as ``MapAdapter.build(force_external=True)`` writes
+    it for an HTTP rule (no trailing slash)."""
+    scheme = adapter.url_scheme
+    if scheme:
+        scheme = "https:" if scheme in ("https", "wss") else "http:"
+    return f"{scheme}//{adapter.get_host(domain)}{adapter.script_name[:-1]}"
+
+
+def _injector(app: Flask, endpoint: str) -> Callable[[dict[str, Any]], None] | None:
+    """``app.inject_url_defaults`` for ``endpoint`` when it does anything, else None."""
+
+    def inject(values: dict[str, Any]) -> None:
+        app.inject_url_defaults(endpoint, values)
+
+    if type(app).inject_url_defaults is not Flask.inject_url_defaults:
+        return inject
+    # url_for runs the app's functions (key None) and those of each blueprint the
+    # endpoint is in ("a.b.view": "a.b" and "a").
+    names: list[str | None] = [None]
+    blueprint = endpoint.rpartition(".")[0]
+    while blueprint:
+        names.append(blueprint)
+        blueprint = blueprint.rpartition(".")[0]
+    functions = app.url_default_functions
+    return inject if any(functions.get(name) for name in names) else None
+
+
+# -- one rule, compiled ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _RulePlan:
+    """What a rule's URLs are made of, values aside.
+
+    The path is ``head`` then, per variable, its converted value and the static text
+    after it. ``strip``: the path starts with a variable after nothing but slashes, so
+    its leading slashes are stripped at run time, as ``MapAdapter.build`` does.
+    """
+
+    domain: str
+    head: str
+    steps: tuple[tuple[str, Convert, str], ...]
+    strip: bool
+    defaults: tuple[tuple[str, Any], ...]
+
+    @classmethod
+    def of(cls, rule: Rule) -> _RulePlan | None:
+        """The plan of ``rule``, or None when its URLs are left to url_for."""
+        if (
+            rule.websocket
+            or type(rule).build is not Rule.build
+            or type(rule).suitable_for is not Rule.suitable_for
+        ):
+            return None
+        # The rule's parsed parts, as Werkzeug keeps them (a private attribute: a
+        # Werkzeug without it just sends every URL through url_for).
+        trace = getattr(rule, "_trace", None)
+        converters = getattr(rule, "_converters", None)
+        if not isinstance(trace, list) or not isinstance(converters, dict):
+            return None
+        defaults = dict(rule.defaults or {})
+        try:
+            split = trace.index((False, "|"))  # the host part, then the path part
+            domain = _static_text(trace[:split], converters, defaults)
+            parts = _parts(trace[split + 1 :], converters, defaults)
+        except Exception:  # a part we do not know, a default its converter refuses
+            return None
+        if domain is None or not parts or not isinstance(parts[0], str):
+            return None
+        first = parts[0]
+        # MapAdapter.build writes "/" + path.lstrip("/"): with text after the leading
+        # slashes that is known now; with a variable right after them, not before run time.
+        strip = not first.lstrip("/")
+        head = first if strip else "/" + first.lstrip("/")
+        steps: list[tuple[str, Convert, str]] = []
+        index = 1
+        while index < len(parts):
+            variable = parts[index]
+            tail = parts[index + 1] if index + 1 < len(parts) else ""
+            if not isinstance(variable, tuple) or not isinstance(tail, str):
+                return None
+            steps.append((variable[0], variable[1], tail))
+            index += 2
+        return cls(domain, head, tuple(steps), strip, tuple(defaults.items()))
+
+    def renderer(
+        self, prefix: str, inject: Callable[[dict[str, Any]], None] | None, query: bool
+    ) -> Render:
+        """The URL renderer for this plan under ``prefix`` (scheme, host, script root);
+        ``query``: values that are no variable may be rendered as the query string."""
+        base = _path_renderer(prefix, self, query)
+        defaults = self.defaults
+        if inject is None and not defaults:
+            return base
+
+        def render(values: Mapping[str, Any]) -> str:
+            given = values
+            if inject is not None:
+                given = dict(values)  # url_for's functions change their own copy
+                inject(given)
+            if defaults:
+                # A rule default may be left out or given as itself (Werkzeug ignores a
+                # None value); any other value means another rule or an error.
+                rest = dict(given)
+                for key, default in defaults:
+                    if key in rest:
+                        value = rest.pop(key)
+                        if value is not None and default != value:
+                            raise _UseUrlFor
+                given = rest
+            return base(given)
+
+        return render
+
+
+def _static_text(
+    ops: list[tuple[bool, str]],
+    converters: Mapping[str, BaseConverter],
+    defaults: Mapping[str, Any],
+) -> str | None:
+    """The text of trace parts that must all be static (the host part), or None."""
+    text = ""
+    for part in _parts(ops, converters, defaults):
+        if not isinstance(part, str):
+            return None
+        text += part
+    return text
+
+
+def _parts(
+    ops: list[tuple[bool, str]],
+    converters: Mapping[str, BaseConverter],
+    defaults: Mapping[str, Any],
+) -> list[str | tuple[str, Convert]]:
+    """Static texts (quoted as Werkzeug quotes them, adjacent ones joined) and variables.
+
+    A variable with a rule default is the default's text, as Werkzeug compiles it.
+    """
+    parts: list[str | tuple[str, Convert]] = []
+    for dynamic, data in ops:
+        if dynamic and data in defaults:
+            part: str | tuple[str, Convert] = converters[data].to_url(defaults[data])
+        elif dynamic:
+            part = (data, _converter(converters[data]))
+        else:
+            part = quote(data, safe=_SEGMENT_SAFE)
+        if isinstance(part, str):
+            if parts and isinstance(parts[-1], str):
+                parts[-1] += part
+            else:
+                parts.append(part)
+        else:
+            if not parts or not isinstance(parts[-1], str):
+                parts.append("")  # a variable right after another: no text between
+            parts.append(part)
+    return parts
+
+
+# -- converters --------------------------------------------------------------------------
+
+
+def _converter(converter: BaseConverter) -> Convert:
+    """A function giving ``converter.to_url(value)``, with Werkzeug's built-in
+    converters done inline; None (which url_for drops) raises."""
+    kind = type(converter)
+    to_url = converter.to_url
+    if kind.to_url is BaseConverter.to_url:  # the default, string and path converters
+
+        def segment(value: Any) -> str:
+            if type(value) is str and (
+                (value.isalnum() and value.isascii()) or _needs_quoting(value) is None
+            ):
+                return value
+            if value is None:
+                raise _UseUrlFor
+            return to_url(value)
+
+        return segment
+    if (
+        kind in (IntegerConverter, FloatConverter)
+        and kind.to_url is NumberConverter.to_url
+        and not getattr(converter, "fixed_digits", 0)
+    ):
+        number = kind.num_convert
+        if number is int:
+            return _integer
+        if number is float:
+            return _float
+    if kind is UUIDConverter:
+        return _uuid
+
+    def convert(value: Any) -> str:
+        if value is None:
+            raise _UseUrlFor
+        return to_url(value)
+
+    return convert
+
+
+_needs_quoting = _NEEDS_QUOTING.search
+
+
+def _integer(value: Any) -> str:
+    # int(None) raises, as url_for would (it drops None, then finds no rule).
+    return str(int(value))
+
+
+def _float(value: Any) -> str:
+    return str(float(value))
+
+
+def _uuid(value: Any) -> str:
+    if value is None:
+        raise _UseUrlFor
+    return str(value)
+
+
+# -- renderers by number of variables ----------------------------------------------------
+
+
+def _path_renderer(prefix: str, plan: _RulePlan, query: bool) -> Render:
+    """A function of the values giving the whole URL.
+
+    Every variable of the rule must be among the values; the other values make the
+    query string, as Werkzeug appends them (``query`` False: the map sorts them, so
+    url_for builds those URLs).
+    """
+    steps = plan.steps
+    count = len(steps)
+    names = frozenset(name for name, _, _ in steps)
+    keys: dict[str, str] = {}
+
+    def rest(values: Mapping[str, Any]) -> str:
+        # Only reached when there are more values than variables.
+        if not query:
+            raise _UseUrlFor
+        return _query(values, names, keys)
+
+    if plan.strip:
+        first = plan.head
+
+        def stripped(values: Mapping[str, Any]) -> str:
+            path = first
+            for name, convert, tail in steps:
+                path += convert(values[name]) + tail
+            url = prefix + "/" + path.lstrip("/")
+            return url if len(values) == count else url + rest(values)
+
+        return stripped
+    head = prefix + plan.head
+    if not steps:
+
+        def static(values: Mapping[str, Any]) -> str:
+            return head + rest(values) if values else head
+
+        return static
+    if count == 1:
+        ((name, convert, tail),) = steps
+
+        def one(values: Mapping[str, Any]) -> str:
+            url = head + convert(values[name]) + tail
+            return url if len(values) == 1 else url + rest(values)
+
+        return one
+    if count == 2:
+        (name1, convert1, tail1), (name2, convert2, tail2) = steps
+
+        def two(values: Mapping[str, Any]) -> str:
+            url = head + convert1(values[name1]) + tail1 + convert2(values[name2]) + tail2
+            return url if len(values) == 2 else url + rest(values)
+
+        return two
+
+    def many(values: Mapping[str, Any]) -> str:
+        url = head
+        for name, convert, tail in steps:
+            url += convert(values[name]) + tail
+        return url if len(values) == count else url + rest(values)
+
+    return many
+
+
+#: What urlencode leaves unquoted in Werkzeug's query strings besides ``_.-~``.
+_QUERY_SAFE = "!$'()*,/:;?@"
+_query_needs_quoting = re.compile(r"[^A-Za-z0-9_.\-~!$'()*,/:;?@]").search
+
+
+def _query(values: Mapping[str, Any], variables: frozenset[str], keys: dict[str, str]) -> str:
+    """``?key=value&...`` of the values that are not the rule's variables, in their
+    order, quoted as Werkzeug's ``urlencode`` quotes them (``quote_plus``).
+
+    Values Werkzeug expands or drops (lists, tuples, sets, bytes, None) raise: url_for
+    builds those URLs. ``keys`` caches each key's quoted ``key=``.
+    """
+    pairs = []
+    for key, value in values.items():
+        if key in variables:
+            continue
+        start = keys.get(key)
+        if start is None:
+            start = _query_key(key, keys)
+        kind = type(value)
+        if kind is str:
+            # Letters and digits only (the usual case) is cheaper to see than the regex.
+            if not (value.isalnum() and value.isascii()) and _query_needs_quoting(value):
+                value = quote_plus(value, _QUERY_SAFE)
+        elif kind is int:
+            value = str(value)
+        elif value is None or isinstance(value, list | tuple | set | bytes):
+            raise _UseUrlFor
+        else:
+            value = quote_plus(str(value), _QUERY_SAFE)
+        pairs.append(start + value)
+    return "?" + "&".join(pairs)
+
+
+def _query_key(key: Any, keys: dict[str, str]) -> str:
+    """``key=`` quoted, remembered in ``keys`` (up to a few dozen names)."""
+    if type(key) is not str:
+        raise _UseUrlFor  # url_for(**values) refuses it: let it say so
+    start = (key if _query_needs_quoting(key) is None else quote_plus(key, _QUERY_SAFE)) + "="
+    if len(keys) < 64:
+        keys[key] = start
+    return start

@@ -38,6 +38,7 @@ Run from the repository root (the first run creates the peers' virtualenvs)::
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import json
 import os
@@ -241,12 +242,17 @@ class PeerProcess:
             env=clean_env(),
         )
         self.lines: queue.Queue[str | None] = queue.Queue()
+        self.closed = False
         threading.Thread(target=self._read, daemon=True).start()
-        self.ready = self._answer(timeout)
-        where = str(self.ready.get("package_file", ""))
-        if not where.startswith(str(python.parent.parent)):
+        try:
+            self.ready = self._answer(timeout)
+            where = str(self.ready.get("package_file", ""))
+            # The clash this whole set-up avoids: our flask_sitemapper is not the peer's.
+            if not where.startswith(str(python.parent.parent)):
+                raise PeerError(f"{peer.package} was imported from {where!r}, not its venv")
+        except BaseException:
             self.close()
-            raise PeerError(f"{peer.package} was imported from {where!r}, not the peer's venv")
+            raise
 
     def _read(self) -> None:
         stdout = self.process.stdout
@@ -259,7 +265,6 @@ class PeerProcess:
         try:
             line = self.lines.get(timeout=timeout)
         except queue.Empty:
-            self.close()
             raise PeerError(f"no answer within {timeout:.0f} s") from None
         if line is None:
             raise PeerError("the driver exited:\n" + self.stderr_tail())
@@ -279,18 +284,23 @@ class PeerProcess:
 
     def stderr_tail(self, lines: int = 15) -> str:
         """The last lines the driver wrote to stderr."""
+        if self.stderr.closed:
+            return ""
         self.stderr.seek(0)
         return "\n".join(self.stderr.read().strip().splitlines()[-lines:])
 
     def close(self) -> None:
-        """Ask the driver to quit; end it if it does not."""
+        """Ask the driver to quit; end it if it does not (once; later calls do nothing)."""
+        if self.closed:
+            return
+        self.closed = True
         try:
             if self.process.poll() is None and self.process.stdin is not None:
                 self.process.stdin.write('{"cmd": "quit"}\n')
                 self.process.stdin.flush()
             self.process.wait(timeout=10)
         except (OSError, subprocess.TimeoutExpired):
-            self.process.kill()
+            self.process.kill()  # our own child, by its handle
             self.process.wait()
         self.stderr.close()
 
@@ -612,7 +622,7 @@ def run(
             contender.reference_wall, contender.reference_cpu = reference_wall, reference_cpu
             contender.reference_peak_bytes = reference_peak
             if contender.error is None:
-                contender.peak_bytes = peak_memory(lambda send=send: send(None))
+                contender.peak_bytes = peak_memory(functools.partial(send, None))
         for key, process in list(processes.items()):
             try:
                 answer = process.ask("memory")

@@ -3,10 +3,19 @@
 Run it (from this folder): ``gunicorn app:app`` or ``flask --app app run``.
 
 * 120,000 posts are created in ``blog.db`` on first run (``BLOG_DATABASE`` moves it).
-* Static pages and the tag pages are listed with ``@sitemapper.include``; posts come
-  from :class:`PostPages`, a sliceable source, so each child sitemap costs one
-  ``LIMIT/OFFSET`` query and the index costs one ``COUNT(*)``; its ``fingerprint``
-  and ``newest`` make ETags, 304s, the page cache and the index's lastmods cheap.
+* Static pages and the tag pages are listed with ``@sitemapper.include``; the posts
+  come from the library's :class:`~sitemap_core.sql.SQLiteSource`, the fast way to
+  list a big table: each child sitemap is one bounded query (keyset paging) whose
+  rows are turned into entries as they are written out, never held as a list.
+* A change log (:func:`~sitemap_core.sql.install_change_log`: triggers that record
+  the id of every inserted, updated or deleted post) versions the table exactly. So
+  the count, each page's fingerprint (its ETag) and each page's newest ``updated_at``
+  (its Last-Modified, and its ``<lastmod>`` in the index) cost one tiny query per
+  request, and are remembered while the table is unchanged: a 304, a cached page and
+  ``/sitemap.xml`` never count or scan the posts. After a new post only the last
+  page's facts are read again; after an edit, those of the pages from the edited
+  post on. The log gains a row per change: prune old rows now and then
+  (``DELETE FROM posts_changes WHERE id < ...``).
 * Each post lists its cover picture (``/posts/<id>/cover.svg``, drawn on request) as
   an ``<image:image>``; the welcome page exists in English, German and French
   (``/en/welcome``, ``/de/welcome``, ``/fr/welcome``), declared once with
@@ -22,7 +31,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator
 from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -30,10 +38,13 @@ from pathlib import Path
 from flask import Flask, Response, abort, url_for
 
 from flask_sitemapper import Entry, Sitemapper
+from sitemap_core.sql import SQLiteSource, install_change_log
 
 POST_COUNT = 120_000
 TAGS = ("flask", "python", "sitemaps", "sqlite", "wsgi", "asgi", "http", "caching")
 DATABASE = Path(os.environ.get("BLOG_DATABASE", Path(__file__).with_name("blog.db")))
+#: The table the change log triggers write to (see install_change_log).
+CHANGE_LOG = "posts_changes"
 #: The welcome page in each language the blog speaks (the URL's first segment).
 WELCOME = {
     "en": "Welcome to the blog",
@@ -42,22 +53,15 @@ WELCOME = {
 }
 
 
-#: A version that triggers bump on every change of the table: an exact, O(1) fingerprint.
-VERSIONED = """
-CREATE TABLE posts_version (n INTEGER NOT NULL);
-INSERT INTO posts_version VALUES (0);
-CREATE TRIGGER posts_added AFTER INSERT ON posts
-    BEGIN UPDATE posts_version SET n = n + 1; END;
-CREATE TRIGGER posts_edited AFTER UPDATE ON posts
-    BEGIN UPDATE posts_version SET n = n + 1; END;
-CREATE TRIGGER posts_removed AFTER DELETE ON posts
-    BEGIN UPDATE posts_version SET n = n + 1; END;
-"""
-
-
 def create_database(path: Path, posts: int = POST_COUNT) -> None:
-    """Create the posts table with ``posts`` rows unless it already exists."""
+    """Create the posts table with ``posts`` rows and its change log, unless it exists.
+
+    A database made by an older version of this example gets the change log added
+    (installing it is idempotent): a real app does this once, at deployment time.
+    """
     if path.exists():
+        with closing(sqlite3.connect(path)) as db:
+            install_change_log(db, "posts", "id", CHANGE_LOG)
         return
     # Build under a private name and rename: several gunicorn workers may start at once,
     # and none of them may see a half-filled database.
@@ -72,14 +76,16 @@ def create_database(path: Path, posts: int = POST_COUNT) -> None:
         )
         for i in range(1, posts + 1)
     )
-    with closing(sqlite3.connect(partial)) as db, db:
-        db.execute(
-            "CREATE TABLE posts (id INTEGER PRIMARY KEY, title TEXT NOT NULL,"
-            " tag TEXT NOT NULL, updated_at TEXT NOT NULL)"
-        )
-        db.executemany("INSERT INTO posts VALUES (?, ?, ?, ?)", rows)
-        # After the bulk load: from now on every change to posts bumps the version.
-        db.executescript(VERSIONED)
+    with closing(sqlite3.connect(partial)) as db:
+        with db:
+            db.execute(
+                "CREATE TABLE posts (id INTEGER PRIMARY KEY, title TEXT NOT NULL,"
+                " tag TEXT NOT NULL, updated_at TEXT NOT NULL)"
+            )
+            db.executemany("INSERT INTO posts VALUES (?, ?, ?, ?)", rows)
+        # After the bulk load, so that it does not log 120,000 inserts: from now on
+        # every change to posts is recorded.
+        install_change_log(db, "posts", "id", CHANGE_LOG)
     os.replace(partial, path)
 
 
@@ -88,55 +94,31 @@ def connect() -> sqlite3.Connection:
     return sqlite3.connect(f"file:{DATABASE}?mode=ro", uri=True)
 
 
-class PostPages:
-    """The posts as a sitemap source: ``len()`` counts, a slice is one query."""
+def post_entry(row: sqlite3.Row) -> Entry:
+    """One post's sitemap entry, from its row (``id``, ``updated_at``)."""
+    url = url_for("post", post_id=row["id"], _external=True)
+    # The cover's URL is the post's plus a suffix (see the cover route): one url_for
+    # per row, not two, on pages of 50,000 rows.
+    return Entry(url, lastmod=row["updated_at"], images=[f"{url}/cover.svg"])
 
-    def __len__(self) -> int:
-        with closing(connect()) as db:
-            (count,) = db.execute("SELECT COUNT(*) FROM posts").fetchone()
-        return int(count)
 
-    def fingerprint(self) -> int:
-        """Changes whenever a post is added, removed or edited: one cheap query.
-
-        The version is bumped by triggers on every insert, update and delete, so no
-        edit escapes it (``MAX(updated_at)`` and ``COUNT(*)`` would miss an edit that
-        moves a date back, or a delete plus an insert). With it, ETags, 304s and the
-        page cache cost no rendering.
-        """
-        with closing(connect()) as db:
-            (version,) = db.execute("SELECT n FROM posts_version").fetchone()
-        return int(version)
-
-    def newest(self, start: int, stop: int) -> str | None:
-        """The newest ``updated_at`` of one child page: its ``<lastmod>`` in the index."""
-        with closing(connect()) as db:
-            (newest,) = db.execute(
-                "SELECT MAX(updated_at) FROM"
-                " (SELECT updated_at FROM posts ORDER BY id LIMIT ? OFFSET ?)",
-                (stop - start, start),
-            ).fetchone()
-        return None if newest is None else str(newest)
-
-    def __getitem__(self, window: slice) -> Iterator[Entry]:
-        start, stop = window.start or 0, window.stop
-        with closing(connect()) as db:
-            rows = db.execute(
-                "SELECT id, updated_at FROM posts ORDER BY id LIMIT ? OFFSET ?",
-                (stop - start, start),
-            )
-            for post_id, updated_at in rows:
-                url = url_for("post", post_id=post_id, _external=True)
-                # The cover's URL is the post's plus a suffix (see the cover route): one
-                # url_for per row, not two, on pages of 50,000 rows.
-                yield Entry(url, lastmod=updated_at, images=[f"{url}/cover.svg"])
-
+#: The posts in id order. ``updated_at`` is each post's lastmod, and its maximum over
+#: a page that page's newest; the change log makes every fact exact and cheap.
+posts = SQLiteSource(
+    connect,
+    "posts",
+    "id",
+    post_entry,
+    columns=("id", "updated_at"),
+    lastmod="updated_at",
+    change_log=CHANGE_LOG,
+)
 
 create_database(DATABASE)
 app = Flask(__name__)
 app.config.from_prefixed_env()  # FLASK_SITEMAP_BASE_URL -> SITEMAP_BASE_URL
 sitemapper = Sitemapper(app)
-sitemapper.add_source("posts", PostPages())
+sitemapper.add_source("posts", posts)
 
 
 @app.get("/")

@@ -1,4 +1,4 @@
-"""A Starlette news site over SQLite (read with aiosqlite) whose sitemap lists every article.
+"""A Starlette news site over SQLite whose sitemap lists every article.
 
 Run it from this folder::
 
@@ -7,14 +7,27 @@ Run it from this folder::
 * On first start-up 60,000 articles are written to ``articles.db`` next to this file;
   ``STARLETTE_DATABASE=/path/to/file.db`` puts the database elsewhere.
 * ``/``, ``/about`` and the six ``/topics/{topic}`` pages are marked with
-  ``SitemapRoutes``; the articles come from :class:`ArticlePages`, an ``AsyncSliceable``:
-  ``/sitemap.xml`` (an index, as 60,008 URLs need two pages of articles) costs one
-  ``COUNT(*)``, and each child sitemap one ``LIMIT/OFFSET`` query whose rows are
-  streamed out as they arrive.
+  ``SitemapRoutes``; the articles come from the library's
+  :class:`~sitemap_core.sql.SQLiteSource`, the fast way to list a big table:
+  ``/sitemap.xml`` (an index, as 60,008 URLs need two pages of articles) reads no
+  article, and each child sitemap is one bounded query (keyset paging) whose rows are
+  written out as they are read. It is a plain sync source: the middleware pulls and
+  writes each page in one worker thread of its own pool, so the event loop only sends
+  finished chunks, and a sqlite3 connection never meets the loop.
+* Each row becomes a tuple ``(url, updated_at)``, not an ``Entry``: the writer
+  validates and writes such rows in one pass, the cheapest way to give entries.
+* A change log (:func:`~sitemap_core.sql.install_change_log`: triggers recording the
+  id of every inserted, updated or deleted article) versions the table exactly. The
+  count, each page's fingerprint (its ETag) and each page's newest ``updated_at`` (its
+  Last-Modified, and its ``<lastmod>`` in the index) then cost one tiny query per
+  request and are remembered while the table is unchanged: 304s, cached pages and the
+  index never count or scan the articles. The log gains a row per change: prune old
+  rows now and then (``DELETE FROM articles_changes WHERE id < ...``).
 * The newsletter page is published in English, German and Spanish
   (``/en/newsletter``, ``/de/newsletter``, ``/es/newsletter``), declared once with
   ``@routes.include(hreflang="lang", languages=[...], x_default="en")``: each of the
   three URLs lists all three as ``xhtml:link`` alternates, plus ``x-default``.
+* The article pages themselves are read with aiosqlite, on the event loop.
 * ``/sitemap.html`` shows the same sitemap to people, page by page.
 * The app serves its own ``/robots.txt``; the middleware keeps it and appends the
   ``Sitemap:`` line.
@@ -30,24 +43,29 @@ Run it from this folder::
 from __future__ import annotations
 
 import os
+import sqlite3
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, closing
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import aiosqlite
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse
 from starlette.routing import Route
 
-from asgi_sitemap import Entry, SitemapMiddleware, SitemapRoutes, url_for
+from asgi_sitemap import SitemapMiddleware, SitemapRoutes, url_for
+from sitemap_core.sql import SQLiteSource, install_change_log
 
 ARTICLE_COUNT = 60_000
 TOPICS = ("python", "asyncio", "databases", "web", "testing", "packaging")
 DATABASE = Path(os.environ.get("STARLETTE_DATABASE") or Path(__file__).with_name("articles.db"))
+#: The table the change log triggers write to (see install_change_log).
+CHANGE_LOG = "articles_changes"
 # The newsroom is in UTC+2: lastmod is written with that offset, and the sitemap keeps it.
 NEWSROOM_TIME = timezone(timedelta(hours=2))
 ROBOTS_TXT = "User-agent: *\nDisallow: /admin/\n"
@@ -66,91 +84,66 @@ def _article_rows(count: int) -> Iterator[tuple[int, str, str, str]]:
         yield n, f"Article {n}", TOPICS[n % len(TOPICS)], updated.isoformat()
 
 
-async def create_database(path: Path, count: int = ARTICLE_COUNT) -> None:
-    """Write ``count`` articles to ``path`` unless the file already exists.
+def create_database(path: Path, count: int = ARTICLE_COUNT) -> None:
+    """Write ``count`` articles and their change log to ``path`` unless it exists.
 
     The rows go to a private file that is renamed into place once complete: with
     ``uvicorn --workers N`` every worker runs this at start-up, and none may open a
-    database that another one is still filling.
+    database that another one is still filling. A database made by an older version
+    of this example gets the change log added (installing it is idempotent).
     """
     if path.exists():
+        with closing(sqlite3.connect(path)) as db:
+            install_change_log(db, "articles", "id", CHANGE_LOG)
         return
     private = path.with_name(f".{path.name}.{os.getpid()}.partial")
     private.unlink(missing_ok=True)  # left over by a crashed run with the same pid
     try:
-        async with aiosqlite.connect(private) as db:
-            await db.execute(
-                "CREATE TABLE articles (id INTEGER PRIMARY KEY, title TEXT NOT NULL,"
-                " topic TEXT NOT NULL, updated_at TEXT NOT NULL)"
-            )
-            await db.executemany("INSERT INTO articles VALUES (?, ?, ?, ?)", _article_rows(count))
-            # After the bulk load: from now on every change bumps the version.
-            await db.executescript(VERSIONED)
-            await db.commit()
+        with closing(sqlite3.connect(private)) as db:
+            with db:
+                db.execute(
+                    "CREATE TABLE articles (id INTEGER PRIMARY KEY, title TEXT NOT NULL,"
+                    " topic TEXT NOT NULL, updated_at TEXT NOT NULL)"
+                )
+                db.executemany("INSERT INTO articles VALUES (?, ?, ?, ?)", _article_rows(count))
+            # After the bulk load, so that it does not log 60,000 inserts: from now on
+            # every change to articles is recorded.
+            install_change_log(db, "articles", "id", CHANGE_LOG)
         os.replace(private, path)
     finally:
         private.unlink(missing_ok=True)
 
 
-def connect(path: Path) -> aiosqlite.Connection:
-    """Open the articles database read-only (use with ``async with``)."""
-    # Batches of 256 rows per hop to the connection's thread, the size the sitemap
-    # writer renders at a time (aiosqlite's default is 64).
-    return aiosqlite.connect(f"file:{path}?mode=ro", uri=True, iter_chunk_size=256)
+def connect() -> sqlite3.Connection:
+    """Open the articles database read-only, for the sitemap's source.
+
+    The source calls it from its worker threads; each page gets a connection of its
+    own, closed when the page ends (or its client goes away).
+    """
+    return sqlite3.connect(f"file:{DATABASE}?mode=ro", uri=True)
 
 
-#: A version that triggers bump on every change of the table: an exact, O(1) fingerprint.
-VERSIONED = """
-CREATE TABLE articles_version (n INTEGER NOT NULL);
-INSERT INTO articles_version VALUES (0);
-CREATE TRIGGER articles_added AFTER INSERT ON articles
-    BEGIN UPDATE articles_version SET n = n + 1; END;
-CREATE TRIGGER articles_edited AFTER UPDATE ON articles
-    BEGIN UPDATE articles_version SET n = n + 1; END;
-CREATE TRIGGER articles_removed AFTER DELETE ON articles
-    BEGIN UPDATE articles_version SET n = n + 1; END;
-"""
+def open_async() -> aiosqlite.Connection:
+    """Open the articles database read-only for a page of the app (``async with``)."""
+    return aiosqlite.connect(f"file:{DATABASE}?mode=ro", uri=True)
 
 
-class ArticlePages:
-    """The articles as an ``AsyncSliceable`` sitemap source."""
+def article_row(row: sqlite3.Row) -> tuple[str, str]:
+    """One article's sitemap row: its URL and its ``updated_at`` (the lastmod)."""
+    return url_for("article", article_id=row["id"]), row["updated_at"]
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
 
-    async def count(self) -> int:
-        """How many articles there are: the index needs it to number the child pages."""
-        async with connect(self.path) as db, db.execute("SELECT COUNT(*) FROM articles") as rows:
-            row = await rows.fetchone()
-        assert row is not None  # COUNT(*) always returns one row
-        return int(row[0])
-
-    async def fingerprint(self) -> int:
-        """The table's version, bumped by triggers on every change: ETags and the cache
-        key on it, so no edit (even one moving a date back) is missed."""
-        async with connect(self.path) as db, db.execute("SELECT n FROM articles_version") as rows:
-            row = await rows.fetchone()
-        assert row is not None
-        return int(row[0])
-
-    async def newest(self, start: int, stop: int) -> str | None:
-        """The newest ``updated_at`` of one child page (the index's ``<lastmod>``)."""
-        query = (
-            "SELECT MAX(updated_at) FROM"
-            " (SELECT updated_at FROM articles ORDER BY id LIMIT ? OFFSET ?)"
-        )
-        async with connect(self.path) as db, db.execute(query, (stop - start, start)) as rows:
-            row = await rows.fetchone()
-        return None if row is None or row[0] is None else str(row[0])
-
-    async def slice(self, start: int, stop: int) -> AsyncIterator[Entry]:
-        """The entries of articles ``[start, stop)`` in id order, one query per child page."""
-        # Closing this generator early (the client went away) leaves both `async with`
-        # blocks, which close the cursor and the connection.
-        query = "SELECT id, updated_at FROM articles ORDER BY id LIMIT ? OFFSET ?"
-        async with connect(self.path) as db, db.execute(query, (stop - start, start)) as rows:
-            async for article_id, updated_at in rows:
-                yield Entry(url_for("article", article_id=article_id), lastmod=updated_at)
+#: The articles in id order; ``updated_at`` is each one's lastmod, and its maximum
+#: over a page that page's newest. The change log makes every fact exact and cheap.
+articles = SQLiteSource(
+    connect,
+    "articles",
+    "id",
+    article_row,
+    columns=("id", "updated_at"),
+    lastmod="updated_at",
+    change_log=CHANGE_LOG,
+)
 
 
 routes = SitemapRoutes()
@@ -187,9 +180,9 @@ async def newsletter(request: Request) -> HTMLResponse:
 
 
 async def article(request: Request) -> HTMLResponse:
-    """One article; not marked: the articles are listed by :class:`ArticlePages`."""
+    """One article; not marked: the articles are listed by ``articles``, the SQLiteSource."""
     async with (
-        connect(DATABASE) as db,
+        open_async() as db,
         db.execute(
             "SELECT title FROM articles WHERE id = ?", (request.path_params["article_id"],)
         ) as rows,
@@ -208,7 +201,7 @@ async def robots(request: Request) -> PlainTextResponse:
 @asynccontextmanager
 async def lifespan(app: Starlette) -> AsyncIterator[None]:
     """Create the database before the first request is accepted."""
-    await create_database(DATABASE)
+    await run_in_threadpool(create_database, DATABASE)
     yield
 
 
@@ -224,7 +217,7 @@ app = Starlette(
     middleware=[
         Middleware(
             SitemapMiddleware,
-            sources={"articles": ArticlePages(DATABASE)},
+            sources={"articles": articles},
             routes=routes,
             # None: the request's host, if it is a loopback name (else 400).
             base_url=os.environ.get("SITEMAP_BASE_URL") or None,

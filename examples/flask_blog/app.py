@@ -35,9 +35,9 @@ from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from flask import Flask, Response, abort, url_for
+from flask import Flask, Response, abort
 
-from flask_sitemapper import Entry, Sitemapper
+from flask_sitemapper import Entry, Sitemapper, url_builder
 from sitemap_core.sql import SQLiteSource, install_change_log
 
 POST_COUNT = 120_000
@@ -94,10 +94,15 @@ def connect() -> sqlite3.Connection:
     return sqlite3.connect(f"file:{DATABASE}?mode=ro", uri=True)
 
 
+#: ``url_for("post", post_id=..., _external=True)``, built several times faster: the
+#: rule's text and the site's base URL are worked out once per request, not per post.
+post_url = url_builder("post")
+
+
 def post_entry(row: sqlite3.Row) -> Entry:
     """One post's sitemap entry, from its row (``id``, ``updated_at``)."""
-    url = url_for("post", post_id=row["id"], _external=True)
-    # The cover's URL is the post's plus a suffix (see the cover route): one url_for
+    url = post_url(post_id=row["id"])
+    # The cover's URL is the post's plus a suffix (see the cover route): one URL built
     # per row, not two, on pages of 50,000 rows.
     return Entry(url, lastmod=row["updated_at"], images=[f"{url}/cover.svg"])
 

@@ -27,6 +27,7 @@ from .entries import Entry, normalise_lastmod
 from .errors import ConfigurationError, InvalidEntryError
 from .hosts import BaseURL
 from .http import Reply
+from .known import WHOLE
 from .newsroom import news_epoch
 from .recall import Check, Recalled, StaleValidatorsError, head, probed
 from .render import DocumentEncoder
@@ -59,6 +60,7 @@ __all__ = [
     "Runner",
     "aiter_body",
     "count_index_parts_async",
+    "known_counts_async",
     "respond_async",
     "robots_counts_async",
 ]
@@ -496,22 +498,37 @@ def _written_in_thread(
 
 
 async def robots_counts_async(
-    sources: Iterable[AsyncUrlSource], runner: Runner
+    sources: Iterable[AsyncUrlSource], runner: Runner, site: Site[AsyncUrlSource]
 ) -> dict[str, int] | None:
     """As :func:`~sitemap_core.serve.robots_counts`: None (logged) when a count fails."""
-    counts = {}
     try:
-        for source in sources:
-            counts[source.name] = await source.count(runner)
+        return await known_counts_async(site, sources, runner, {})
     except Exception:
         logger.exception("counting the sources for robots.txt failed; listing /sitemap.xml only")
         return None
+
+
+async def known_counts_async(
+    site: Site[AsyncUrlSource],
+    sources: Iterable[AsyncUrlSource],
+    runner: Runner,
+    whole: dict[str, object],
+) -> dict[str, int]:
+    """As :func:`~sitemap_core.serve.known_counts`."""
+    counts = {}
+    for source in sources:
+        fingerprint = whole[source.name] = await source.fingerprint(runner, 0, WHOLE)
+        count = site.known.count(source.name, fingerprint)
+        if count is None:
+            count = await source.count(runner)
+            site.known.counted(source.name, fingerprint, count)
+        counts[source.name] = count
     return counts
 
 
 async def count_index_parts_async(site: Site[AsyncUrlSource], base: BaseURL, runner: Runner) -> int:
     """How many index files robots.txt lists for ``base``: one if a count fails."""
-    counts = await robots_counts_async(site.sources.values(), runner)
+    counts = await robots_counts_async(site.sources.values(), runner, site)
     return 1 if counts is None else site.index_parts(counts, base)
 
 
@@ -536,18 +553,31 @@ async def respond_async(
         answered = await _respond_recalled(site, step, runner, *recalled)
         if answered is not None:
             return answered
+    whole: dict[str, object] = {}
     if step.target.kind == "robots":
-        counts = await robots_counts_async(step.sources, runner)
+        counts = await robots_counts_async(step.sources, runner, site)
     else:
-        counts = {source.name: await source.count(runner) for source in step.sources}
+        counts = await known_counts_async(site, step.sources, runner, whole)
     plan = decide(site, step, counts)
     if isinstance(plan, Reply):
         return plan
     ranges = plan.ranges()
+
+    async def fact(source: AsyncUrlSource, kind: str, start: int, stop: int) -> Any:
+        # As sitemap_core.serve.known_fact.
+        fingerprint = whole.get(source.name)
+        hit, value = site.known.fact(source.name, fingerprint, kind, start, stop)
+        if hit:
+            return value
+        ask = source.fingerprint if kind == "fingerprint" else source.newest
+        answer = await ask(runner, start, stop)
+        site.known.found(source.name, fingerprint, kind, start, stop, answer)
+        return answer
+
     fingerprints = (
-        [] if plan.kind == "index" else [await s.fingerprint(runner, a, b) for s, a, b in ranges]
+        [] if plan.kind == "index" else [await fact(s, "fingerprint", a, b) for s, a, b in ranges]
     )
-    facts = Facts(fingerprints, [await s.newest(runner, a, b) for s, a, b in ranges])
+    facts = Facts(fingerprints, [await fact(s, "newest", a, b) for s, a, b in ranges])
     ready = conclude(site, step, plan, facts)
     if isinstance(ready, Reply):
         return ready

@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from tempfile import SpooledTemporaryFile
-from typing import IO, Generic, Literal
+from typing import IO, Generic, Literal, TypeVar
 
 from .cache import PageCache, cache_get, cache_set
 from .compress import GzipStream, accepts_gzip, gzip_chunks
@@ -39,6 +39,7 @@ from .http import (
     not_found,
     plain_text,
 )
+from .known import WHOLE
 from .limits import CHUNK_BYTES
 from .newsroom import check_news
 from .recall import Check, Recalled, StaleValidatorsError, hash_dates, probed
@@ -67,6 +68,8 @@ __all__ = [
     "decide",
     "finish_spooled",
     "iter_body",
+    "known_counts",
+    "known_fact",
     "named",
     "prime",
     "refuse_host",
@@ -77,6 +80,8 @@ __all__ = [
 ]
 
 logger = logging.getLogger("sitemap_core")
+
+T = TypeVar("T")
 
 #: Request headers as the core reads them: lower-case names. Fronts pass only
 #: ``if-none-match``, ``if-modified-since`` and ``accept-encoding``.
@@ -282,8 +287,43 @@ def robots_counts(count: Callable[[], dict[str, int]]) -> dict[str, int] | None:
 
 def count_index_parts(site: Site[UrlSource], base: BaseURL) -> int:
     """How many index files robots.txt lists for ``base``: one if a count fails."""
-    counts = robots_counts(lambda: {s.name: s.count() for s in site.sources.values()})
+    counts = robots_counts(lambda: known_counts(site, site.sources.values(), {}))
     return 1 if counts is None else site.index_parts(counts, base)
+
+
+def known_counts(
+    site: Site[UrlSource], sources: Iterable[UrlSource], whole: dict[str, object]
+) -> dict[str, int]:
+    """The sources' counts, remembered under their whole-source fingerprints (see
+    :mod:`sitemap_core.known`); ``whole`` receives those fingerprints by name."""
+    counts = {}
+    for source in sources:
+        fingerprint = whole[source.name] = source.fingerprint(0, WHOLE)
+        count = site.known.count(source.name, fingerprint)
+        if count is None:
+            count = source.count()
+            site.known.counted(source.name, fingerprint, count)
+        counts[source.name] = count
+    return counts
+
+
+def known_fact(
+    site: Site[S],
+    whole: Mapping[str, object],
+    source: S,
+    kind: str,
+    start: int,
+    stop: int,
+    ask: Callable[[int, int], T],
+) -> T:
+    """``ask(start, stop)``, or its answer remembered while ``source`` is unchanged."""
+    fingerprint = whole.get(source.name)
+    hit, value = site.known.fact(source.name, fingerprint, kind, start, stop)
+    if hit:
+        return value  # type: ignore[return-value]  # stored from ask() of this kind
+    answer = ask(start, stop)
+    site.known.found(source.name, fingerprint, kind, start, stop, answer)
+    return answer
 
 
 # -- after the sources' cheap facts ------------------------------------------------------
@@ -735,17 +775,20 @@ def respond(
         answered = _respond_recalled(site, step, *recalled)
         if answered is not None:
             return answered
+    whole: dict[str, object] = {}
     if step.target.kind == "robots":
-        counts = robots_counts(lambda: {s.name: s.count() for s in step.sources})
+        counts = robots_counts(lambda: known_counts(site, step.sources, whole))
     else:
-        counts = {source.name: source.count() for source in step.sources}
+        counts = known_counts(site, step.sources, whole)
     plan = decide(site, step, counts)
     if isinstance(plan, Reply):
         return plan
     ranges = plan.ranges()
     facts = Facts(
-        [] if plan.kind == "index" else [s.fingerprint(a, b) for s, a, b in ranges],
-        [s.newest(a, b) for s, a, b in ranges],
+        []
+        if plan.kind == "index"
+        else [known_fact(site, whole, s, "fingerprint", a, b, s.fingerprint) for s, a, b in ranges],
+        [known_fact(site, whole, s, "newest", a, b, s.newest) for s, a, b in ranges],
     )
     ready = conclude(site, step, plan, facts)
     if isinstance(ready, Reply):

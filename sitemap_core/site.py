@@ -31,6 +31,7 @@ from .errors import ConfigurationError, InvalidEntryError
 from .hosts import BaseURL
 from .html import HtmlEncoder, HtmlIndexEncoder, HtmlView
 from .http import HTML, TEXT, XML
+from .known import Known
 from .limits import (
     MAX_NEWS_URLS,
     MAX_SITEMAP_BYTES,
@@ -272,6 +273,9 @@ class Site(Generic[S]):
         #: What the last render of each document of unfingerprinted sources found, so
         #: the next request streams at once (see :mod:`sitemap_core.recall`).
         self.recall = Recall()
+        #: The counts and range facts of fingerprinted sources, remembered under their
+        #: whole-source fingerprints (see :mod:`sitemap_core.known`).
+        self.known = Known()
         self.gzip = gzip
         self.index_size = index_size
         self.extra_sitemaps = check_extra_sitemaps(extra_sitemaps)

@@ -155,7 +155,13 @@ class SitemapMiddleware:
                 try:
                     try:
                         reply = await respond_async(
-                            self.site, method, path, base_url, runner, _asgi_headers(scope)
+                            self.site,
+                            method,
+                            path,
+                            base_url,
+                            runner,
+                            _asgi_headers(scope),
+                            scope.get("http_version", "1.1"),
                         )
                     except Exception:
                         logger.exception("sitemap %s failed before the response started", path)

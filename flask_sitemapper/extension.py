@@ -335,7 +335,8 @@ class Sitemapper:
             return base
 
         headers = request_headers(request.headers.get)
-        reply = respond(self._site(app), request.method, request.path, base_url, headers)
+        protocol = request.environ.get("SERVER_PROTOCOL", "HTTP/1.1")
+        reply = respond(self._site(app), request.method, request.path, base_url, headers, protocol)
         if reply is None:
             abort(404)
         body = reply.body

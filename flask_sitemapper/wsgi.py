@@ -103,7 +103,12 @@ class SitemapMiddleware:
             return self._robots(environ, start_response)
         try:
             reply = respond(
-                self.site, method, path, lambda: self._base(environ), _wsgi_headers(environ)
+                self.site,
+                method,
+                path,
+                lambda: self._base(environ),
+                _wsgi_headers(environ),
+                environ.get("SERVER_PROTOCOL", "HTTP/1.1"),
             )
         except Exception:
             logger.exception("sitemap %s failed before the response started", path)

@@ -19,7 +19,8 @@ from collections.abc import (
     Mapping,
 )
 from functools import partial
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from tempfile import SpooledTemporaryFile
+from typing import IO, Any, Protocol, TypeVar, runtime_checkable
 
 from .cache import PageCache, cache_get, cache_set
 from .compress import agzip_chunks
@@ -34,6 +35,7 @@ from .render import DocumentEncoder
 from .rows import split_batch
 from .serve import (
     NO_HEADERS,
+    SPOOL_MEMORY,
     Facts,
     Pending,
     Ready,
@@ -45,6 +47,7 @@ from .serve import (
     log_stale,
     logger,
     named,
+    read_chunks,
     recalled_plan,
     recalled_ready,
     remember,
@@ -539,13 +542,16 @@ async def respond_async(
     base_url: Callable[[], BaseURL],
     runner: Runner,
     request: Mapping[str, str] = NO_HEADERS,
+    protocol: str = "1.1",
 ) -> Reply | None:
     """Answer a request asynchronously; None when ``path`` is not the site's.
 
     As :func:`~sitemap_core.serve.respond`: a source error before the first byte is
-    raised here, after it the body raises. A streamed body is an async iterator.
+    raised here, after it the body raises. A streamed body is an async iterator, but
+    over HTTP/1.0 (``protocol``, see :func:`~sitemap_core.serve.is_sized`), where
+    the document is rendered whole first and sent with its length.
     """
-    step = begin(site, method, path, base_url, request)
+    step = begin(site, method, path, base_url, request, protocol)
     if not isinstance(step, Pending):
         return step
     recalled = recalled_plan(site, step)
@@ -594,6 +600,11 @@ async def respond_async(
     body = aiter_body(plan, runner)
     if ready.coding == "gzip":
         body = agzip_chunks(body)
+    if ready.sized:
+        length, chunks = await _sized_body(body)
+        if cache is not None and key is not None:
+            chunks = _kept(chunks, cache, key, runner)
+        return Reply(200, ready.full_headers(ready.validators, length), chunks)
     try:
         first = await anext(body)
     except BaseException:
@@ -603,6 +614,28 @@ async def respond_async(
     if cache is not None and key is not None:
         streamed = _kept(streamed, cache, key, runner)
     return Reply(200, ready.full_headers(ready.validators, None), streamed)
+
+
+async def _sized_body(chunks: AsyncIterator[bytes]) -> tuple[int, AsyncIterator[bytes]]:
+    # As sitemap_core.serve.sized_body: the whole document before the first byte.
+    file: IO[bytes] = SpooledTemporaryFile(max_size=SPOOL_MEMORY)  # noqa: SIM115
+    length = 0
+    try:
+        async for chunk in chunks:
+            file.write(chunk)
+            length += len(chunk)
+    except BaseException:
+        file.close()
+        raise
+    finally:
+        await _aclose(chunks)
+    file.seek(0)
+    return length, _replayed(read_chunks(file))
+
+
+async def _replayed(chunks: Iterable[bytes]) -> AsyncIterator[bytes]:
+    for chunk in chunks:
+        yield chunk
 
 
 async def _spooled(

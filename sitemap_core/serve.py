@@ -67,6 +67,7 @@ __all__ = [
     "count_index_parts",
     "decide",
     "finish_spooled",
+    "is_sized",
     "iter_body",
     "known_counts",
     "known_fact",
@@ -76,6 +77,7 @@ __all__ = [
     "request_headers",
     "respond",
     "robots_counts",
+    "sized_body",
     "write_batch",
 ]
 
@@ -120,6 +122,9 @@ class Pending(Generic[S]):
     #: "gzip" or "identity": negotiated, or forced to gzip by a ``.gz`` path.
     coding: str = "identity"
     request: Mapping[str, str] = field(default_factory=dict)
+    #: Every 200 must carry its length: the client's protocol (HTTP/1.0) has no chunked
+    #: coding, so a transfer cut mid-way would look complete (see :func:`is_sized`).
+    sized: bool = False
 
     @property
     def identity(self) -> str:
@@ -220,19 +225,33 @@ def answer_robots(
     return _small(merged, request, head, policy, kept)
 
 
+def is_sized(protocol: str) -> bool:
+    """Whether a response over ``protocol`` must carry a Content-Length.
+
+    ``protocol`` is the request's version as the front knows it (``"HTTP/1.0"`` from
+    WSGI's ``SERVER_PROTOCOL``, ``"1.0"`` from ASGI's ``http_version``). Without chunked
+    coding (HTTP/1.0 and before) a body without a length ends when the connection
+    closes, so a transfer cut by a failing source would look complete: such bodies are
+    rendered whole before the first byte, and a failure is a 500.
+    """
+    return protocol.upper().removeprefix("HTTP/") in ("1.0", "0.9")
+
+
 def begin(
     site: Site[S],
     method: str,
     path: str,
     base_url: Callable[[], BaseURL],
     request: Mapping[str, str] = NO_HEADERS,
+    protocol: str = "HTTP/1.1",
 ) -> Reply | Pending[S] | None:
     """Everything before a source is touched: match, method, host, robots, coding.
 
     Returns None when ``path`` is not the site's, a finished :class:`Reply`, or a
     :class:`Pending` whose sources the front counts before calling :func:`decide`.
     ``base_url`` is called only for the site's paths and may raise
-    :class:`UntrustedHostError` (answered 400).
+    :class:`UntrustedHostError` (answered 400). ``protocol`` is the request's HTTP
+    version (see :func:`is_sized`).
     """
     target = site.match(path)
     if target is None:
@@ -251,7 +270,8 @@ def begin(
         coding = "gzip"
     else:
         coding = "identity"
-    return Pending(target, base, head, site.sources_to_count(target), coding, request)
+    sized = is_sized(protocol)
+    return Pending(target, base, head, site.sources_to_count(target), coding, request, sized)
 
 
 def decide(site: Site[S], pending: Pending[S], counts: Mapping[str, int] | None) -> Reply | Plan[S]:
@@ -350,6 +370,8 @@ class Ready(Generic[S]):
     identity: str
     head: bool
     request: Mapping[str, str]
+    #: As :attr:`Pending.sized`.
+    sized: bool = False
 
     def full_headers(self, validators: Validators, length: int | None) -> list[tuple[str, str]]:
         """The headers of a 200: the document's, the validators, the length if known."""
@@ -420,6 +442,7 @@ def conclude(site: Site[S], pending: Pending[S], plan: Plan[S], facts: Facts) ->
         pending.identity,
         pending.head,
         pending.request,
+        pending.sized,
     )
     if validators is None:
         return ready
@@ -497,16 +520,40 @@ class Spool:
 
     def chunks(self) -> Iterator[bytes]:
         """The stored bytes, in chunks, closing the file at the end."""
-        try:
-            while chunk := self.file.read(CHUNK_BYTES):
-                yield chunk
-        finally:
-            self.file.close()
+        return read_chunks(self.file)
 
     def _put(self, data: bytes) -> None:
         if data:
             self.file.write(data)
             self.length += len(data)
+
+
+def read_chunks(file: IO[bytes]) -> Iterator[bytes]:
+    """The bytes of ``file`` from where it stands, in chunks, closing it at the end."""
+    try:
+        while chunk := file.read(CHUNK_BYTES):
+            yield chunk
+    finally:
+        file.close()
+
+
+def sized_body(chunks: Iterator[bytes]) -> tuple[int, Iterator[bytes]]:
+    """Read ``chunks`` whole into a spool: their length, and the bytes to send.
+
+    For a client that cannot be told of a cut transfer (see :func:`is_sized`): a failure
+    raises here, before the first byte, and becomes a 500.
+    """
+    file: IO[bytes] = SpooledTemporaryFile(max_size=SPOOL_MEMORY)  # noqa: SIM115
+    length = 0
+    try:
+        for chunk in chunks:
+            file.write(chunk)
+            length += len(chunk)
+    except BaseException:
+        file.close()
+        raise
+    file.seek(0)
+    return length, read_chunks(file)
 
 
 def finish_spooled(ready: Ready[S], spool: Spool) -> Reply:
@@ -568,14 +615,17 @@ def recalled_ready(
         pending.identity,
         pending.head,
         pending.request,
+        pending.sized,
     )
 
 
 def streams_recalled(pending: Pending[S]) -> bool:
     """A plain GET streams on remembered validators; HEAD and conditional requests are
-    answered from a checked render instead, so a 304 always describes current data."""
+    answered from a checked render instead, so a 304 always describes current data, and
+    so is a request that cannot be streamed (HTTP/1.0: see :func:`is_sized`)."""
     request = pending.request
-    return not (pending.head or "if-none-match" in request or "if-modified-since" in request)
+    conditional = "if-none-match" in request or "if-modified-since" in request
+    return not (pending.head or conditional or pending.sized)
 
 
 def remember(site: Site[S], ready: Ready[S], counts: Mapping[str, int], spool: Spool) -> None:
@@ -760,14 +810,16 @@ def respond(
     path: str,
     base_url: Callable[[], BaseURL],
     request: Mapping[str, str] = NO_HEADERS,
+    protocol: str = "HTTP/1.1",
 ) -> Reply | None:
     """Answer a request synchronously; None when ``path`` is not the site's.
 
-    ``request`` holds the lower-cased request headers the core reads. A source error
-    before the first byte propagates to the caller, which answers 500; after it, the
-    body raises mid-stream and the server cuts the transfer.
+    ``request`` holds the lower-cased request headers the core reads, ``protocol`` the
+    request's HTTP version (see :func:`is_sized`). A source error before the first byte
+    propagates to the caller, which answers 500; after it, the body raises mid-stream
+    and the server cuts the transfer.
     """
-    step = begin(site, method, path, base_url, request)
+    step = begin(site, method, path, base_url, request, protocol)
     if not isinstance(step, Pending):
         return step
     recalled = recalled_plan(site, step)
@@ -807,7 +859,11 @@ def respond(
     chunks = iter_body(plan)
     if ready.coding == "gzip":
         chunks = gzip_chunks(chunks)
-    body = prime(chunks)
+    length = None
+    if ready.sized:
+        length, body = sized_body(chunks)
+    else:
+        body = prime(chunks)
     if cache is not None and key is not None:
         body = _kept(body, cache, key)
-    return Reply(200, ready.full_headers(ready.validators, None), body)
+    return Reply(200, ready.full_headers(ready.validators, length), body)

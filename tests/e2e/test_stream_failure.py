@@ -22,6 +22,7 @@ thread).
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -352,3 +353,50 @@ def test_late_failure_without_fingerprint_is_a_clean_500(failing_app: Server) ->
         # The worker survives and keeps serving.
         assert client.get(failing_app.url("/robots.txt")).status_code == 200
     assert "late source failure" in failing_app.log()
+
+
+# -- HTTP/1.0: no chunked coding, so a cut transfer would look complete -------------------
+
+
+def http10_get(
+    server: Server, path: str, headers: dict[str, str] | None = None
+) -> tuple[int, dict[str, str], bytes]:
+    """GET ``path`` over HTTP/1.0 on a raw socket: status, headers, the body until close."""
+    host, port = "127.0.0.1", server.port
+    lines = [f"GET {path} HTTP/1.0", f"Host: {host}:{port}"]
+    lines += [f"{name}: {value}" for name, value in (headers or {}).items()]
+    with socket.create_connection((host, port), timeout=60) as conn:
+        conn.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+        data = bytearray()
+        while chunk := conn.recv(65_536):
+            data += chunk
+    head, _, body = bytes(data).partition(b"\r\n\r\n")
+    status_line, *header_lines = head.decode("latin-1").split("\r\n")
+    fields = {}
+    for line in header_lines:
+        name, _, value = line.partition(":")
+        fields[name.strip().lower()] = value.strip()
+    return int(status_line.split()[1]), fields, body
+
+
+#: Every kind of document the late source has a page of.
+LATE_DOCUMENTS = [
+    ("/sitemap-late-1.xml", {}),
+    ("/sitemap-late-1.xml", {"Accept-Encoding": "gzip"}),
+    ("/sitemap-late-1.txt", {}),
+    ("/sitemap-late-1.html", {}),
+    ("/sitemap-late-1.xml.gz", {}),
+]
+
+
+@serving(STREAMING_APPS + SPOOLING_APPS)
+@pytest.mark.parametrize(("path", "headers"), LATE_DOCUMENTS, ids=lambda v: str(v))
+def test_over_http_1_0_a_late_failure_is_a_500_never_a_short_200(
+    failing_app: Server, path: str, headers: dict[str, str]
+) -> None:
+    status, fields, body = http10_get(failing_app, path, headers)
+    # Rendered whole before the first byte (HTTP/1.0 cannot show a cut), so the
+    # failure after 30,000 entries is an error status with its own length.
+    assert status == 500, (path, status, fields, body[:200])
+    assert fields.get("content-length") == str(len(body))
+    assert b"/items/" not in body and "etag" not in fields

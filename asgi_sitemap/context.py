@@ -1,8 +1,11 @@
 """What a source may ask about the request being answered: absolute URLs.
 
 While the middleware serves a sitemap it sets the site's trusted base URL and the app's
-router here, so a source (sync ones run in a worker thread, which inherits the
-context) can call :func:`url_for` like Starlette's ``request.url_for``.
+router here (a new :class:`SitemapContext` per request), so a source (sync ones run in
+a worker thread, which inherits the context) can build absolute URLs like Starlette's
+``request.url_for``. :func:`url_for` here is the reference: the router's own
+``url_path_for`` on the base URL. ``asgi_sitemap.url_for`` and
+:func:`asgi_sitemap.url_builder` give the same, faster (:mod:`asgi_sitemap.urls`).
 """
 
 from __future__ import annotations

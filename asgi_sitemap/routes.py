@@ -9,15 +9,16 @@
     async def post(post_id: int): ...
 
 Each marked endpoint is found among the app's routes (through mounts, by identity,
-through ``functools.wraps`` wrappers) and its URLs are built with the router's own
-``url_path_for`` on the trusted base URL. ``params`` may be a list, a sync callable
+through ``functools.wraps`` wrappers) and its URLs are built on the trusted base URL
+by a :class:`~asgi_sitemap.urls.UrlBuilder` per route name: exactly what the router's
+own ``url_path_for`` gives, at a fraction of its cost. ``params`` may be a list, a sync callable
 (run in a worker thread), a coroutine function or an async generator function.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -35,11 +36,14 @@ from sitemap_core.params import (
 )
 from sitemap_core.sources import check_name, walk_count
 
-from .context import current, url_for
+from .context import current
+from .urls import UrlBuilder
 
 __all__ = ["SitemapRoutes"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+#: Builds a route's absolute URL from its path parameters.
+BuildUrl = Callable[[Mapping[str, Any]], str]
 
 
 @dataclass
@@ -193,12 +197,13 @@ async def _spec_batches(
     spec: _Spec, name: str, runner: Runner, size: int
 ) -> AsyncIterator[list[Entry]]:
     params = spec.params
+    build_url = UrlBuilder(name).build
     if params is None:
-        yield _entries(spec, name, {})
+        yield _entries(spec, name, {}, build_url)
     elif inspect.isasyncgenfunction(params):
         batch: list[Entry] = []
         async for item in params():
-            batch.extend(_entries(spec, name, item))
+            batch.extend(_entries(spec, name, item, build_url))
             if len(batch) >= size:
                 yield batch
                 batch = []
@@ -206,12 +211,14 @@ async def _spec_batches(
             yield batch
     elif inspect.iscoroutinefunction(params):
         items = param_result(await params(), spec.label)
-        for batch in _sync_batches(spec, name, items, size):
+        for batch in _sync_batches(spec, name, items, size, build_url):
             yield batch
     elif callable(params):
         sync_params = params
         batches = runner.pull_sync(
-            lambda: _sync_batches(spec, name, param_result(sync_params(), spec.label), size)
+            lambda: _sync_batches(
+                spec, name, param_result(sync_params(), spec.label), size, build_url
+            )
         )
         try:
             async for batch in batches:
@@ -219,14 +226,16 @@ async def _spec_batches(
         finally:
             await batches.aclose()  # type: ignore[attr-defined]
     else:
-        for batch in _sync_batches(spec, name, param_result(params, spec.label), size):
+        for batch in _sync_batches(spec, name, param_result(params, spec.label), size, build_url):
             yield batch
 
 
-def _sync_batches(spec: _Spec, name: str, items: Iterable[Any], size: int) -> Iterator[list[Entry]]:
+def _sync_batches(
+    spec: _Spec, name: str, items: Iterable[Any], size: int, build_url: BuildUrl
+) -> Iterator[list[Entry]]:
     batch: list[Entry] = []
     for item in items:
-        batch.extend(_entries(spec, name, item))
+        batch.extend(_entries(spec, name, item, build_url))
         if len(batch) >= size:
             yield batch
             batch = []
@@ -234,7 +243,5 @@ def _sync_batches(spec: _Spec, name: str, items: Iterable[Any], size: int) -> It
         yield batch
 
 
-def _entries(spec: _Spec, name: str, item: Any) -> list[Entry]:
-    return param_entries(
-        item, name, spec.defaults, spec.languages, lambda values: url_for(name, **values)
-    )
+def _entries(spec: _Spec, name: str, item: Any, build_url: BuildUrl) -> list[Entry]:
+    return param_entries(item, name, spec.defaults, spec.languages, build_url)

@@ -78,6 +78,9 @@ _SEGMENT_SAFE = "!$&'()*+,/:;=@"
 #: A character that Werkzeug's quoting would change: a string without any is its own URL.
 _NEEDS_QUOTING = re.compile(r"[^A-Za-z0-9_.\-~!$&'()*+,/:;=@]")
 
+#: url_for's own keyword arguments: a value named so is no URL value.
+_URL_FOR_OPTIONS = frozenset({"_anchor", "_method", "_scheme", "_external"})
+
 #: Renders one value of a variable, or raises (any exception) to let url_for decide.
 Convert = Callable[[Any], str]
 #: Renders a whole URL from the values, or raises (any exception) for url_for.
@@ -278,6 +281,8 @@ class _RulePlan:
             tail = parts[index + 1] if index + 1 < len(parts) else ""
             if not isinstance(variable, tuple) or not isinstance(tail, str):
                 return None
+            if variable[0] in _URL_FOR_OPTIONS:
+                return None  # url_for takes such a value as its option, not the variable
             steps.append((variable[0], variable[1], tail))
             index += 2
         return cls(domain, head, tuple(steps), strip, tuple(defaults.items()))
@@ -515,8 +520,8 @@ def _query(values: Mapping[str, Any], variables: frozenset[str], keys: dict[str,
 
 def _query_key(key: Any, keys: dict[str, str]) -> str:
     """``key=`` quoted, remembered in ``keys`` (up to a few dozen names)."""
-    if type(key) is not str:
-        raise _UseUrlFor  # url_for(**values) refuses it: let it say so
+    if type(key) is not str or key in _URL_FOR_OPTIONS:
+        raise _UseUrlFor  # url_for refuses it, or takes it as an option
     start = (key if _query_needs_quoting(key) is None else quote_plus(key, _QUERY_SAFE)) + "="
     if len(keys) < 64:
         keys[key] = start

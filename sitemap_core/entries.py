@@ -9,7 +9,7 @@ the official XSD because of a value. Errors are :class:`InvalidEntryError` (a
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 from decimal import Decimal
 
 from .alternates import Alternate, AlternatesInput
@@ -25,6 +25,7 @@ from .values import (
     ChangeFreq,
     LastmodInput,
     _format_datetime,
+    _lastmod_text,
     _normalise_changefreq,
     _normalise_priority,
     _writable_offset,
@@ -32,6 +33,9 @@ from .values import (
     normalise_url,
 )
 from .videos import Video
+
+_common_url = _COMMON_URL.match
+_stray_percent = _STRAY_PERCENT.search
 
 __all__ = [
     "Alternate",
@@ -102,8 +106,8 @@ class Entry:
         if (
             type(loc) is str
             and 12 <= len(loc) <= MAX_URL_LENGTH
-            and _COMMON_URL.match(loc) is not None
-            and ("%" not in loc or _STRAY_PERCENT.search(loc) is None)
+            and _common_url(loc) is not None
+            and ("%" not in loc or _stray_percent(loc) is None)
         ):
             self.loc = loc
         else:
@@ -111,6 +115,13 @@ class Entry:
         if lastmod is None:
             self.lastmod = None
         elif type(lastmod) is datetime and lastmod.tzinfo in _WRITABLE_FIXED_ZONES:
+            self.lastmod = lastmod.isoformat()
+        elif type(lastmod) is str and (text := _lastmod_text(lastmod)) is not None:
+            # ISO text as a database gives it: checked and, at most, reshaped, instead
+            # of parsed to a datetime and formatted back (which cost more than the
+            # datetime itself).
+            self.lastmod = text
+        elif type(lastmod) is date:
             self.lastmod = lastmod.isoformat()
         elif type(lastmod) is datetime and (offset := lastmod.utcoffset()) is not None:
             if _writable_offset(offset):

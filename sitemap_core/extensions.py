@@ -46,15 +46,22 @@ def declarations(mask: int) -> str:
 def _images(value: Any) -> tuple[Image, ...]:
     if value is None:
         return ()
-    if isinstance(value, str | Image) or not isinstance(value, Iterable):
+    # A list or tuple, what nearly everyone passes, skips the ABC check (the costliest
+    # step for an entry with one image).
+    if not (type(value) is list or type(value) is tuple) and (
+        isinstance(value, str | Image) or not isinstance(value, Iterable)
+    ):
         raise InvalidEntryError("images", value, "must be a list of Image objects or URLs")
     images: list[Image] = []
+    append = images.append
     for item in value:
         if len(images) == MAX_IMAGES_PER_URL:
             raise InvalidEntryError(
                 "images", value, f"has more than {MAX_IMAGES_PER_URL:,} images; Google's limit"
             )
-        images.append(item if isinstance(item, Image) else Image(item))
+        if type(item) is str or not isinstance(item, Image):
+            item = Image(item)  # a URL, or the error naming image.loc
+        append(item)
     return tuple(images)
 
 
@@ -70,6 +77,10 @@ def _videos(value: Any) -> tuple[Video, ...]:
         if not isinstance(video, Video):
             raise InvalidEntryError("videos", video, "must be a Video")
     return videos
+
+
+def _joined(images: tuple[Image, ...]) -> str:
+    return "".join([image.to_xml() for image in images])
 
 
 class Extensions:
@@ -100,6 +111,11 @@ class Extensions:
         self.videos = videos
         self.news = news
         self.alternates = alternates
+        if images and not (videos or news is not None or alternates):
+            # Images alone, the commonest extension: one fragment, or a join.
+            self.xml = images[0].to_xml() if len(images) == 1 else _joined(images)
+            self.mask = IMAGE_BIT
+            return
         parts = [image.to_xml() for image in images]
         parts += [video.to_xml() for video in videos]
         if news is not None:
@@ -129,6 +145,9 @@ class Extensions:
         a repeated hreflang, or alternates that leave out the entry's own URL (every
         page of a hreflang group must list itself, or Google ignores the group).
         """
+        if videos is None and news is None and alternates is None:
+            found_images = _images(images)
+            return cls(found_images, (), None, ()) if found_images else None
         found_images = _images(images)
         found_videos = _videos(videos)
         if news is not None and not isinstance(news, News):

@@ -25,6 +25,9 @@ from .namespaces import IMAGE_NS
 from .values import _COMMON_URL, _STRAY_PERCENT, normalise_url
 from .xmltext import escape_uri
 
+_common_url = _COMMON_URL.match
+_stray_percent = _STRAY_PERCENT.search
+
 __all__ = ["Image"]
 
 # --- images -------------------------------------------------------------------------------
@@ -46,7 +49,10 @@ class Image(_Value):
     ``Image`` cannot check that; whoever collects the images of an entry does.
     """
 
-    __slots__ = ("caption", "geo_location", "license", "loc", "title")
+    # The four optional fields live in one slot, None for the common image (a URL and
+    # nothing else), which is then built with three stores instead of six: each store
+    # of an immutable value is an object.__setattr__ call.
+    __slots__ = ("_details", "loc")
 
     #: Namespace of the image extension.
     NAMESPACE: ClassVar[str] = IMAGE_NS
@@ -54,10 +60,8 @@ class Image(_Value):
     PREFIX: ClassVar[str] = "image"
 
     loc: str
-    caption: str | None
-    title: str | None
-    geo_location: str | None
-    license: str | None
+    # (caption, title, geo_location, license), or None when all four are None.
+    _details: tuple[str | None, str | None, str | None, str | None] | None
 
     def __init__(
         self,
@@ -68,47 +72,69 @@ class Image(_Value):
         geo_location: str | None = None,
         license: str | None = None,
     ) -> None:
+        store = object.__setattr__
         if caption is None and title is None and geo_location is None and license is None:
             # The common image: a plain URL, by Entry's inlined check (same result as
             # normalise_url for the URLs it accepts), in one f-string.
             if (
                 type(loc) is str
                 and 12 <= len(loc) <= MAX_URL_LENGTH
-                and _COMMON_URL.match(loc) is not None
-                and ("%" not in loc or _STRAY_PERCENT.search(loc) is None)
+                and _common_url(loc) is not None
+                and ("%" not in loc or _stray_percent(loc) is None)
             ):
                 url = loc
             else:
                 url = normalise_url(loc, "image.loc")
-            store = object.__setattr__
             store(self, "loc", url)
-            store(self, "caption", None)
-            store(self, "title", None)
-            store(self, "geo_location", None)
-            store(self, "license", None)
-            store(
-                self, "_xml", f"<image:image><image:loc>{escape_uri(url)}</image:loc></image:image>"
-            )
+            store(self, "_details", None)
+            if "&" in url or "'" in url:
+                url = escape_uri(url)
+            store(self, "_xml", f"<image:image><image:loc>{url}</image:loc></image:image>")
             return
-        self._freeze(
-            loc=normalise_url(loc, "image.loc"),
-            caption=_optional_text(caption, "image.caption"),
-            title=_optional_text(title, "image.title"),
-            geo_location=_optional_text(geo_location, "image.geo_location"),
-            license=_optional_url(license, "image.license"),
+        # Checked in the order of the arguments, loc first: with two bad values, the
+        # error names the first.
+        url = normalise_url(loc, "image.loc")
+        details = (
+            _optional_text(caption, "image.caption"),
+            _optional_text(title, "image.title"),
+            _optional_text(geo_location, "image.geo_location"),
+            _optional_url(license, "image.license"),
         )
+        caption, title, geo_location, license = details
+        store(self, "loc", url)
+        store(self, "_details", details)
         # The XSD's sequence: loc, caption, geo_location, title, license.
-        parts = ["<image:image>", _element("image", "loc", escape_uri(self.loc))]
-        if self.caption is not None:
-            parts.append(_element("image", "caption", _text(self.caption)))
-        if self.geo_location is not None:
-            parts.append(_element("image", "geo_location", _text(self.geo_location)))
-        if self.title is not None:
-            parts.append(_element("image", "title", _text(self.title)))
-        if self.license is not None:
-            parts.append(_element("image", "license", escape_uri(self.license)))
+        parts = ["<image:image>", _element("image", "loc", escape_uri(url))]
+        if caption is not None:
+            parts.append(_element("image", "caption", _text(caption)))
+        if geo_location is not None:
+            parts.append(_element("image", "geo_location", _text(geo_location)))
+        if title is not None:
+            parts.append(_element("image", "title", _text(title)))
+        if license is not None:
+            parts.append(_element("image", "license", escape_uri(license)))
         parts.append("</image:image>")
-        self._freeze(_xml="".join(parts))
+        store(self, "_xml", "".join(parts))
+
+    @property
+    def caption(self) -> str | None:
+        """The image's caption, or None."""
+        return None if self._details is None else self._details[0]
+
+    @property
+    def title(self) -> str | None:
+        """The image's title, or None."""
+        return None if self._details is None else self._details[1]
+
+    @property
+    def geo_location(self) -> str | None:
+        """Where the image was taken (free text), or None."""
+        return None if self._details is None else self._details[2]
+
+    @property
+    def license(self) -> str | None:
+        """The URL of the image's licence, or None."""
+        return None if self._details is None else self._details[3]
 
     def to_xml(self) -> str:
         """Return the ``<image:image>`` fragment (rendered once, when the image was built)."""

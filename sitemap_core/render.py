@@ -10,7 +10,6 @@ Escaping is done here and only here.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Sequence
 from datetime import date, datetime
 
@@ -26,7 +25,7 @@ from .limits import (
 )
 from .namespaces import SITEMAP_NS
 from .rows import Row, RowBatch, entry_from_row, loc_matcher, not_under
-from .values import _CHANGEFREQ_BY_WORD, _STRAY_PERCENT, _WRITABLE_FIXED_ZONES
+from .values import _CHANGEFREQ_TEXT, _STRAY_PERCENT, _WRITABLE_FIXED_ZONES, _lastmod_text
 from .xmltext import escape, escape_uri
 
 __all__ = [
@@ -61,22 +60,62 @@ def format_priority(priority: float) -> str:
 
 
 def _url_element(entry: Entry) -> str:
-    # One f-string per <url>: the writer's hot loop. A ChangeFreq formats as its word.
-    loc = entry.loc
-    if "&" in loc or "'" in loc:
-        loc = escape_uri(loc)
-    lastmod = entry.lastmod
-    changefreq = entry.changefreq
-    priority = entry.priority
-    extra = entry.extra
-    return (
-        f"<url><loc>{loc}</loc>"
-        f"{'' if lastmod is None else f'<lastmod>{lastmod}</lastmod>'}"
-        f"{'' if changefreq is None else f'<changefreq>{changefreq}</changefreq>'}"
-        f"{'' if priority is None else f'<priority>{format_priority(priority)}</priority>'}"
-        f"{'' if extra is None else extra.xml}"
-        "</url>\n"
-    )
+    # One entry's <url>, for rows that needed an Entry built.
+    return _url_elements((entry,), None)[0]
+
+
+def _url_elements(entries: Sequence[Entry], declared: int | None) -> tuple[str, int]:
+    """The ``<url>`` elements of ``entries`` and the mask of the namespaces they use.
+
+    An entry using a namespace outside ``declared`` declares it on its own ``<url>``;
+    with ``declared`` None (the document's first batch, whose mask the caller then
+    declares on ``<urlset>``) none does. One loop with the commonest shape written
+    inline: the writer's hot path for sources that yield entries.
+    """
+    priorities = _PRIORITY_TEXT
+    words = _CHANGEFREQ_TEXT
+    parts: list[str] = []
+    append = parts.append
+    mask = 0
+    for entry in entries:
+        loc = entry.loc
+        if "&" in loc:
+            loc = loc.replace("&", "&amp;")
+        if "'" in loc:
+            loc = loc.replace("'", "&apos;")
+        lastmod = entry.lastmod
+        changefreq = entry.changefreq
+        priority = entry.priority
+        extra = entry.extra
+        if (
+            extra is None
+            and lastmod is not None
+            and changefreq is not None
+            and priority is not None
+        ):
+            append(
+                f"<url><loc>{loc}</loc><lastmod>{lastmod}</lastmod>"
+                f"<changefreq>{words[changefreq]}</changefreq><priority>"
+                f"{priorities.get(priority) or format_priority(priority)}</priority></url>\n"
+            )
+            continue
+        # Any other shape: each optional field, then the extensions' XML.
+        if extra is None:
+            head, tail = "<url>", "</url>\n"
+        else:
+            used = extra.mask
+            mask |= used
+            missing = 0 if declared is None else used & ~declared
+            head = f"<url{declarations(missing)}>" if missing else "<url>"
+            tail = extra.xml + "</url>\n"
+        append(
+            f"{head}<loc>{loc}</loc>"
+            f"{'' if lastmod is None else f'<lastmod>{lastmod}</lastmod>'}"
+            f"{'' if changefreq is None else f'<changefreq>{words[changefreq]}</changefreq>'}"
+            f"{'' if priority is None else f'<priority>{format_priority(priority)}</priority>'}"
+            f"{tail}"
+        )
+    return "".join(parts), mask
 
 
 def _row_elements(rows: list[Row], origin: str | None, source: str) -> str:
@@ -92,7 +131,7 @@ def _row_elements(rows: list[Row], origin: str | None, source: str) -> str:
     match = loc_matcher(origin)
     stray = _STRAY_PERCENT.search
     zones = _WRITABLE_FIXED_ZONES
-    words = _CHANGEFREQ_BY_WORD
+    words = _CHANGEFREQ_TEXT
     priorities = _PRIORITY_TEXT
     parts: list[str] = []
     append = parts.append
@@ -135,28 +174,6 @@ def _row_elements(rows: list[Row], origin: str | None, source: str) -> str:
     return "".join(parts)
 
 
-# Lastmod text already in the form normalise_lastmod writes (what a database column of
-# ISO dates usually holds): a date, or a date-time with seconds, six non-zero-only
-# fraction digits or none, and an offset within +-14:00 other than "-00:00".
-_CANONICAL_LASTMOD = re.compile(
-    r"[0-9]{4}-[0-9]{2}-[0-9]{2}"
-    r"(?:T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.(?!000000)[0-9]{6})?"
-    r"(?!-00:00)[+-](?:(?:0[0-9]|1[0-3]):[0-5][0-9]|14:00))?"
-)
-
-
-def _canonical_lastmod(text: str) -> bool:
-    # Written as it is when it has the canonical shape and is a real date: then
-    # normalise_lastmod would give back the very same text.
-    if _CANONICAL_LASTMOD.fullmatch(text) is None:
-        return False
-    try:
-        (datetime if len(text) > 10 else date).fromisoformat(text)
-    except ValueError:
-        return False
-    return True
-
-
 def _sparse_element(
     loc: object,
     lastmod: object,
@@ -180,12 +197,12 @@ def _sparse_element(
     ) is date:
         assert isinstance(lastmod, date)
         written = f"<lastmod>{lastmod.isoformat()}</lastmod>"
-    elif type(lastmod) is str and _canonical_lastmod(lastmod):
-        written = f"<lastmod>{lastmod}</lastmod>"
+    elif type(lastmod) is str and (text := _lastmod_text(lastmod)) is not None:
+        written = f"<lastmod>{text}</lastmod>"
     else:
         return None
     if changefreq is not None:
-        word = _CHANGEFREQ_BY_WORD.get(changefreq)  # type: ignore[call-overload]
+        word = _CHANGEFREQ_TEXT.get(changefreq)  # type: ignore[call-overload]
         if word is None:
             return None
         written += f"<changefreq>{word}</changefreq>"
@@ -327,7 +344,6 @@ class UrlsetEncoder(DocumentEncoder):
     ) -> None:
         super().__init__(chunk_bytes=chunk_bytes, max_bytes=max_bytes)
         self._declared: int | None = None
-        self._missing = 0
         if namespaces is not None:
             self._declare(namespaces)
 
@@ -350,36 +366,31 @@ class UrlsetEncoder(DocumentEncoder):
         """
         if type(items) is RowBatch and items.rows and max_item_bytes is None:
             if self._declared is None:
-                self._declare(0)
-            self._missing = 0  # rows carry no extensions
+                self._declare(0)  # rows carry no extensions
             self._count(len(items.rows))
             return self._push(_row_elements(items.rows, items.origin, items.source).encode())
-        mask = 0
-        for entry in items:
-            extra = entry.extra
-            if extra is not None:
-                mask |= extra.mask
-        if self._declared is None:
-            if not items:
-                return b""
+        if not items:
+            return b""
+        declared = self._declared
+        if max_item_bytes is None:
+            # Written, and the namespaces collected, in one pass.
+            self._count(len(items))
+            text, mask = _url_elements(items, declared)
+            if declared is None:
+                self._declare(mask)
+            return self._push(text.encode())
+        if declared is None:
+            mask = 0
+            for entry in items:
+                extra = entry.extra
+                if extra is not None:
+                    mask |= extra.mask
             self._declare(mask)
-        assert self._declared is not None
-        self._missing = mask & ~self._declared
         return super().feed(items, max_item_bytes, source)
 
     def render(self, items: Sequence[Entry]) -> str:
         """Return the ``<url>`` elements of ``items``."""
-        if not self._missing:
-            return "".join([_url_element(entry) for entry in items])
-        declared = self._declared or 0
-        parts = []
-        for entry in items:
-            text = _url_element(entry)
-            extra = entry.extra
-            if extra is not None and extra.mask & ~declared:
-                text = "<url" + declarations(extra.mask & ~declared) + text[4:]
-            parts.append(text)
-        return "".join(parts)
+        return _url_elements(items, self._declared)[0]
 
 
 class TextEncoder(DocumentEncoder):

@@ -218,7 +218,7 @@ FASTAPI_SHOP = ExampleSite(
     page_paths=(
         "/",
         "/contact",
-        # Read from the database, ORDER BY category.
+        # CATEGORY_PARAMS: sorted by name.
         *(
             f"/categories/{c}"
             for c in ("books", "garden", "kitchen", "music", "outdoor", "tools", "toys")

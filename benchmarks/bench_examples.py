@@ -1,6 +1,6 @@
 """Benchmark: the Flask blog example as users copy it, in-process and under gunicorn.
 
-Two parts, both on the example's own database (120,000 posts, built once in a
+Three parts, all on the example's own database (120,000 posts, built once in a
 temporary folder by importing ``examples/flask_blog/app.py`` in a subprocess):
 
 **render**: one full posts page (``/sitemap-posts-1.xml``: 50,000 posts, each with
@@ -12,6 +12,12 @@ the same document with f-strings, chained ``str.replace`` escaping, ``"".join`` 
 ``.encode()``. The two documents must be byte-identical (checked before timing).
 Reported: medians, the ratio, the library's first byte and the peak memory of each
 (tracemalloc, in separate untimed runs). Target: at most 2x the reference.
+
+**cached**: the four requests of the load part (below), in-process: the example (its
+default page cache on) and the dict app called as WSGI apps with a prepared environ,
+no server and no client, so the difference is the library's own work per request.
+Reported per request (best of three batches of ``--requests``); ``--profile`` adds
+the library's functions by cumulative time for each request.
 
 **load**: the example under ``gunicorn -w 4`` (sync workers, its default
 ``MemoryCache`` per worker) on 127.0.0.1, and a **dict app**: a minimal Flask app,
@@ -39,8 +45,10 @@ Figures depend on the machine's load: the load average is printed beside each.
 Run from the repository root::
 
     .venv/bin/python benchmarks/bench_examples.py [--repeat 5] [--duration 3] [--rounds 2]
-        [--client auto|wrk|python] [--connections 8] [--only render|load]
-        [--json results.json] [--profile]
+        [--client auto|wrk|python] [--connections 8] [--requests 2000]
+        [--only render|cached|load] [--json results.json] [--profile]
+
+About two minutes with the defaults (most of it the 16 load runs and their warm-up).
 """
 
 from __future__ import annotations
@@ -74,6 +82,7 @@ from typing import Any
 
 from bench_page import fetch, machine, mib, ms, peak_memory, timed, xml_escape
 from flask import Flask
+from werkzeug.test import EnvironBuilder
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE_DIR = ROOT / "examples" / "flask_blog"
@@ -168,21 +177,21 @@ def build_database(folder: Path) -> Path:
 # Part 1: one full page in-process --------------------------------------------------
 
 
-def load_example(database: Path) -> ModuleType:
-    """Import the example app in this process: its database, base URL fixed, no cache.
+def load_example(database: Path, *, cache: bool = False) -> ModuleType:
+    """Import the example app in this process: its database, base URL fixed.
 
     The example reads its settings from the environment when imported; they are set
     for the import only, so that the servers started later do not inherit them.
+    ``cache`` False turns the page cache off (every page is rendered).
     """
-    settings = {
-        "BLOG_DATABASE": str(database),
-        "FLASK_SITEMAP_BASE_URL": BASE_URL,
-        "FLASK_SITEMAP_CACHE": "false",  # from_prefixed_env reads JSON: False
-    }
+    settings = {"BLOG_DATABASE": str(database), "FLASK_SITEMAP_BASE_URL": BASE_URL}
+    if not cache:
+        settings["FLASK_SITEMAP_CACHE"] = "false"  # from_prefixed_env reads JSON: False
     saved = {name: os.environ.get(name) for name in settings}
     os.environ.update(settings)
     try:
-        spec = spec_from_file_location("blog_example", EXAMPLE_DIR / "app.py")
+        name = "blog_example_cached" if cache else "blog_example"
+        spec = spec_from_file_location(name, EXAMPLE_DIR / "app.py")
         assert spec is not None and spec.loader is not None
         module = module_from_spec(spec)
         spec.loader.exec_module(module)
@@ -309,6 +318,111 @@ def run_render(database: Path, repeat: int, with_profile: bool) -> dict[str, Any
     }
     if with_profile:
         results["profile_top"], results["profile_shares_pct"] = profile(app)
+    return results
+
+
+# Part 1b: a 304 and a cached 200 in-process -------------------------------------
+
+
+def load_dict_app(documents: Mapping[str, tuple[Any, ...]], folder: Path) -> Flask:
+    """The dict app of the load part (:data:`DICT_APP`), imported in this process."""
+    responses = folder / "responses-in-process.pickle"
+    responses.write_bytes(pickle.dumps(dict(documents)))
+    module = ModuleType("dict_app_in_process")
+    saved = os.environ.get("BENCH_RESPONSES")
+    os.environ["BENCH_RESPONSES"] = str(responses)
+    try:
+        exec(compile(DICT_APP, "dict_app.py", "exec"), module.__dict__)
+    finally:
+        if saved is None:
+            del os.environ["BENCH_RESPONSES"]
+        else:
+            os.environ["BENCH_RESPONSES"] = saved
+    app: Flask = module.app
+    return app
+
+
+def wsgi_call(app: Flask, environ: Mapping[str, Any]) -> tuple[str, list[tuple[str, str]], bytes]:
+    """Call ``app`` with a copy of ``environ``; return status, headers and body."""
+    answer: dict[str, Any] = {}
+
+    def start_response(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
+        answer["status"], answer["headers"] = status, headers
+        return lambda data: None
+
+    body = app(dict(environ), start_response)
+    try:
+        data = b"".join(body)
+    finally:
+        getattr(body, "close", lambda: None)()
+    return answer["status"], answer["headers"], data
+
+
+def per_request(app: Flask, environ: Mapping[str, Any], count: int) -> float:
+    """Seconds per request of ``count`` calls (the best of three batches)."""
+    best = float("inf")
+    for _ in range(3):
+        started = time.perf_counter()
+        for _ in range(count):
+            wsgi_call(app, environ)
+        best = min(best, (time.perf_counter() - started) / count)
+    return best
+
+
+#: Where a cached request's profile is cut: functions of these packages only.
+LIBRARY_PATHS = ("/sitemap_core/", "/flask_sitemapper/")
+
+
+def run_cached(database: Path, folder: Path, count: int, with_profile: bool) -> dict[str, Any]:
+    """The four requests of the load part, in-process: the example against the dict app.
+
+    Both are called as WSGI apps with a prepared environ (no server, no client), so the
+    difference is the library's work per request (and the example's queries). The
+    example has its default page cache; the dict app answers with its captured bytes.
+    """
+    example: Flask = load_example(database, cache=True).app
+    base = EnvironBuilder(path=PAGE_PATH, base_url=BASE_URL).get_environ()
+    etags: dict[str, str] = {}
+    documents: dict[str, tuple[Any, ...]] = {}
+    for path in (PAGE_PATH, INDEX_PATH):
+        environ = {**base, "PATH_INFO": path, "HTTP_ACCEPT_ENCODING": "gzip"}
+        for _ in range(2):  # a render, then a cache hit
+            _, headers, body = wsgi_call(example, environ)
+        etag = dict(headers)["ETag"]
+        _, not_modified, _ = wsgi_call(example, {**environ, "HTTP_IF_NONE_MATCH": etag})
+        etags[path] = etag
+        documents[path] = (etag, headers, body, not_modified)
+    plain = load_dict_app(documents, folder)
+    results: dict[str, Any] = {"requests": count, "loadavg_before": loadavg(), "cases": {}}
+    for name, (path, conditional) in CASES.items():
+        environ = {**base, "PATH_INFO": path, "HTTP_ACCEPT_ENCODING": "gzip"}
+        if conditional:
+            environ["HTTP_IF_NONE_MATCH"] = etags[path]
+        ours, theirs = wsgi_call(example, environ), wsgi_call(plain, environ)
+        if ours[0] != theirs[0] or ours[2] != theirs[2]:
+            raise SystemExit(f"{name}: the dict app answers {theirs[0]}, the example {ours[0]}")
+        example_s, plain_s = (
+            per_request(example, environ, count),
+            per_request(plain, environ, count),
+        )
+        case: dict[str, Any] = {
+            "example_us": 1e6 * example_s,
+            "dict_app_us": 1e6 * plain_s,
+            # As a throughput ratio (example / dict app requests per second).
+            "ratio": plain_s / example_s,
+        }
+        if with_profile:
+            profiler = cProfile.Profile()
+            profiler.enable()
+            for _ in range(count // 4):
+                wsgi_call(example, environ)
+            profiler.disable()
+            out = io.StringIO()
+            stats = pstats.Stats(profiler, stream=out)
+            stats.sort_stats(pstats.SortKey.CUMULATIVE).print_stats("|".join(LIBRARY_PATHS), 15)
+            case["profile_top"] = out.getvalue()
+        results["cases"][name] = case
+    results["loadavg_after"] = loadavg()
     return results
 
 
@@ -651,6 +765,24 @@ def render_table(results: dict[str, Any]) -> str:
     ])  # fmt: skip
 
 
+def cached_table(results: dict[str, Any]) -> str:
+    """Part 1b as Markdown."""
+    lines = [
+        f"The same requests in-process (WSGI call, prepared environ, best of 3 x "
+        f"{results['requests']:,}; load average {results['loadavg_before']} -> "
+        f"{results['loadavg_after']})",
+        "",
+        "| Request | Example | Dict app | Ratio (throughput) |",
+        "|---|---:|---:|---:|",
+    ]
+    for name, case in results["cases"].items():
+        lines.append(
+            f"| {name} | {case['example_us']:.0f} us | {case['dict_app_us']:.0f} us | "
+            f"{case['ratio']:.2f}x |"
+        )
+    return "\n".join(lines)
+
+
 def load_table(results: dict[str, Any]) -> str:
     """Part 2 as Markdown."""
     client = "wrk" if results["client"] == "wrk" else "Python client (http.client per process)"
@@ -689,12 +821,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--connections", type=int, default=8, help="concurrent connections")
     parser.add_argument("--threads", type=int, default=1, help="wrk threads")
     parser.add_argument("--client", choices=("auto", "wrk", "python"), default="auto")
-    parser.add_argument("--only", choices=("render", "load"), help="run one part only")
+    parser.add_argument("--only", choices=("render", "cached", "load"), help="run one part only")
+    parser.add_argument(
+        "--requests", type=int, default=2000, help="in-process requests per batch (cached)"
+    )
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write results here")
     parser.add_argument("--profile", action="store_true", help="cProfile one full render")
     args = parser.parse_args(argv)
-    if args.repeat < 1 or args.rounds < 1 or args.duration <= 0 or args.connections < 1:
-        parser.error("--repeat, --rounds, --connections must be >= 1 and --duration > 0")
+    if min(args.repeat, args.rounds, args.duration, args.connections, args.requests) < 1:
+        parser.error("--repeat, --rounds, --duration, --connections, --requests must be >= 1")
     client = args.client
     if client == "auto":
         client = "wrk" if shutil.which("wrk") else "python"
@@ -720,6 +855,13 @@ def main(argv: list[str] | None = None) -> int:
                 for label, value in results["render"]["profile_shares_pct"].items():
                     print(f"  {label}: {value:.1f}")
                 print(results["render"]["profile_top"])
+        if args.only in (None, "cached"):
+            results["cached"] = run_cached(database, work, args.requests, args.profile)
+            print("\n" + cached_table(results["cached"]), flush=True)
+            if args.profile:
+                for name, case in results["cached"]["cases"].items():
+                    print(f"\nProfile of {name} (library functions by cumulative time):")
+                    print(case["profile_top"])
         if args.only in (None, "load"):
             results["load"] = run_load(
                 database, work, client, args.duration, args.rounds, args.connections, args.threads

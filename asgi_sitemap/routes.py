@@ -30,6 +30,7 @@ from sitemap_core.params import (
     Params,
     check_params,
     entry_defaults,
+    iter_param_entries,
     param_entries,
     param_result,
     wraps,
@@ -234,11 +235,13 @@ def _sync_batches(
     spec: _Spec, name: str, items: Iterable[Any], size: int, build_url: BuildUrl
 ) -> Iterator[list[Entry]]:
     batch: list[Entry] = []
-    for item in items:
-        batch.extend(_entries(spec, name, item, build_url))
+    append = batch.append
+    for entry in iter_param_entries(items, name, spec.defaults, spec.languages, build_url):
+        append(entry)
         if len(batch) >= size:
             yield batch
             batch = []
+            append = batch.append
     if batch:
         yield batch
 

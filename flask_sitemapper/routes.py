@@ -13,7 +13,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from itertools import islice
+from itertools import chain, islice
 from typing import Any
 
 from flask import Flask
@@ -26,7 +26,7 @@ from sitemap_core.params import (
     Params,
     check_params,
     entry_defaults,
-    param_entries,
+    iter_param_entries,
     param_result,
     wraps,
 )
@@ -111,13 +111,14 @@ class RouteSpec:
         """Build one entry per endpoint and param item (URLs as ``url_for`` gives them)."""
         for endpoint in self.endpoints(app):
             build_url = UrlBuilder(endpoint).build
-            for item in self.param_items():
-                yield from param_entries(item, endpoint, self.defaults, self.languages, build_url)
+            yield from iter_param_entries(
+                self.param_items(), endpoint, self.defaults, self.languages, build_url
+            )
 
 
 def route_entries(app: Flask, specs: list[RouteSpec], start: int, stop: int) -> Iterator[Entry]:
     """The entries ``[start, stop)`` of the given specs, in registration order."""
-    chained = (entry for spec in specs for entry in spec.entries(app))
+    chained = chain.from_iterable(spec.entries(app) for spec in specs)
     return islice(chained, start, stop)
 
 

@@ -1,0 +1,81 @@
+"""Route params: the one-loop ``iter_param_entries`` gives what ``param_entries`` gives
+item by item, with the same errors, for every shape of item (plain dicts and pairs
+take a shortcut past the ABC checks; everything else the general path)."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any
+
+import pytest
+
+from sitemap_core import Entry, InvalidEntryError
+from sitemap_core.params import (
+    Languages,
+    iter_param_entries,
+    param_entries,
+    split_param_item,
+)
+
+
+def build_url(values: Mapping[str, Any]) -> str:
+    return "https://example.com/p/" + "/".join(f"{k}-{v}" for k, v in values.items())
+
+
+GOOD_ITEMS: list[Any] = [
+    {"n": 1},
+    ({"n": 2}, {"lastmod": "2024-01-02"}),
+    ({"n": 3}, {}),
+    (OrderedDict(n=4), {"priority": 0.3}),
+    (MappingProxyType({"n": 5}), MappingProxyType({"changefreq": "daily"})),
+    OrderedDict(n=6),
+    ({"n": 7}, {"lastmod": "2024-01-07", "changefreq": "weekly", "priority": 1.0}),
+]
+
+
+def one_by_one(items: list[Any], **kwargs: Any) -> list[Entry]:
+    return [entry for item in items for entry in param_entries(item, **kwargs)]
+
+
+@pytest.mark.parametrize("defaults", [{}, {"changefreq": "monthly"}, {"priority": 0.1}])
+@pytest.mark.parametrize("languages", [None, Languages.build("lang", ["en", "fr"], "en", "view")])
+def test_iter_param_entries_equals_param_entries(
+    defaults: dict[str, Any], languages: Languages | None
+) -> None:
+    kwargs = {"view": "view", "defaults": defaults, "languages": languages, "build_url": build_url}
+    expected = one_by_one(GOOD_ITEMS, **kwargs)
+    assert list(iter_param_entries(GOOD_ITEMS, **kwargs)) == expected
+    assert len(expected) == len(GOOD_ITEMS) * (1 if languages is None else 2)
+
+
+@pytest.mark.parametrize(
+    ("item", "message"),
+    [
+        (({"n": 1}, {"last_modified": "x"}), "last_modified"),
+        (({"n": 1}, {"priority": 7}), "priority"),
+        (["n", 1], "a dict of URL values"),
+        (({"n": 1},), "a dict of URL values"),
+        (({"n": 1}, "fields"), "a dict of URL values"),
+        ("n=1", "a dict of URL values"),
+        (({"n": 1}, {"lastmod": "yesterday"}), "lastmod"),
+    ],
+)
+def test_bad_items_raise_the_same_error_naming_the_view(item: Any, message: str) -> None:
+    kwargs = {"view": "the_view", "defaults": {}, "languages": None, "build_url": build_url}
+    with pytest.raises(InvalidEntryError) as expected:
+        param_entries(item, **kwargs)
+    with pytest.raises(InvalidEntryError) as got:
+        list(iter_param_entries([{"n": 0}, item], **kwargs))
+    assert str(got.value) == str(expected.value)
+    assert message in str(got.value)
+    assert "the_view" in str(got.value)
+
+
+def test_an_item_without_fields_shares_a_read_only_mapping() -> None:
+    values, fields = split_param_item({"n": 1}, "view")
+    assert values == {"n": 1}
+    assert dict(fields) == {}
+    with pytest.raises(TypeError):
+        fields["lastmod"] = "2024-01-01"  # type: ignore[index]

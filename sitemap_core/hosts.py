@@ -79,6 +79,12 @@ class BaseURL:
                 f"base URL {text!r} must be absolute, e.g. 'https://www.example.com': {exc}"
             ) from None
         url = url.rstrip("/")
+        if urlsplit(url).port == 0:
+            # Port 0 means "any free port" to a socket; as a URL it names nothing a
+            # crawler could ever reach.
+            raise ConfigurationError(
+                f"base URL {shorten(text)} has port 0; give the public port (1 to 65535) or none"
+            )
         if len(url) > MAX_BASE_URL_LENGTH:
             raise ConfigurationError(
                 f"base URL {text[:100]!r}... is {len(url)} characters; at most "

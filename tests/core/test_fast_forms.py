@@ -1,0 +1,437 @@
+"""Issue 10's fast forms change nothing observable.
+
+``Entry``, ``Image``, the tuple-row writer and ``normalise_lastmod`` recognise their
+commonest inputs cheaply (a possessive URL regex, ISO lastmod text as databases give
+it, an images-only extension path, one writer loop for entries). Shown here:
+
+* every outcome of a fixed corpus of odd inputs (bytes written, ``repr``, or the error)
+  is the one the code before issue 10 gave (``before_issue10.py``);
+* for any input, the fast forms give what the general (slow) path gives, which is
+  rebuilt here from the general functions: the same bytes through an ``Entry`` and
+  through a tuple row, the same ``InvalidEntryError`` (field, value, reason, source);
+* the new URL patterns accept exactly what the old ones did;
+* values pickle, copy, compare and hash as before.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import pickle
+import re
+from collections.abc import Callable
+from datetime import UTC, date, datetime, timedelta, timezone
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from sitemap_core import ChangeFreq, Entry, Image, InvalidEntryError, UrlsetEncoder
+from sitemap_core.render import format_priority
+from sitemap_core.sources import coerce_batch
+from sitemap_core.values import (
+    _COMMON_URL,
+    _PLAIN_URL,
+    _format_datetime,
+    _lastmod_text,
+    _normalise_changefreq,
+    _normalise_priority,
+    normalise_lastmod,
+    normalise_url,
+)
+from sitemap_core.xmltext import escape
+
+from . import before_issue10 as corpus
+
+SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+ORIGIN = "https://example.com/"
+TZ = timezone(timedelta(hours=5, minutes=30))
+
+# ------------------------------------------------------------ the outputs before issue 10
+
+DIGESTS: dict[str, list[str]] = json.loads(
+    (Path(__file__).parent / "data" / "before_issue10.json").read_text()
+)
+CORE = corpus.load_core()
+KINDS: dict[str, tuple[Callable[[], Any], Callable[[Any, Any], str]]] = {
+    "entries": (corpus.entry_cases, corpus.entry_outcome),
+    "rows": (corpus.row_cases, corpus.row_outcome),
+    "images": (corpus.image_cases, corpus.image_outcome),
+    "documents": (corpus.document_cases, corpus.document_outcome),
+    "lastmods": (corpus.lastmod_values, corpus.lastmod_outcome),
+    "urls": (corpus.url_values, corpus.url_outcome),
+}
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_every_outcome_is_the_one_before_issue_10(kind: str) -> None:
+    cases, outcome = KINDS[kind]
+    expected = DIGESTS[kind]
+    got = [(case, outcome(CORE, case)) for case in cases()]
+    assert len(got) == len(expected)
+    differing = [
+        (case, text)
+        for (case, text), digest in zip(got, expected, strict=True)
+        if corpus.digest(text) != digest
+    ]
+    assert not differing, differing[:3]
+
+
+def test_the_corpus_takes_the_fast_forms() -> None:
+    # Most of the corpus is built, not refused: the fast forms are what it exercises.
+    for kind, least in (("entries", 700), ("rows", 550), ("images", 200), ("documents", 80)):
+        cases, outcome = KINDS[kind]
+        built = sum(outcome(CORE, case).startswith("ok ") for case in cases())
+        assert built >= least, kind
+
+
+# ------------------------------------------------------------------------ URL patterns
+
+# The patterns before issue 10. The possessive ones cannot match one text two ways, so
+# they backtrack less; they must accept exactly the same texts, with the same groups.
+OLD_PLAIN_URL = re.compile(
+    r"https?://(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]*[a-z0-9])?"
+    r"(?::(?P<port>[0-9]{1,5}))?"
+    r"(?P<rest>[/?](?:[A-Za-z0-9\-._~!$&'()*+,;=:@/?]|%[0-9A-Fa-f]{2})*)?\Z"
+)
+OLD_COMMON_URL = re.compile(
+    r"https?://(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]*[a-z0-9])?"
+    r"/[A-Za-z0-9\-._~!$&'()*+,;=:@/?%]*\Z"
+)
+
+HOST_CHARS = st.sampled_from([*"az09-.", "--", "..", "-.", ".-", "A", "é", "_", ":"])
+URL_CHARS = st.sampled_from([*"az09-./?%:@&'#[] ~AZé", "%2", "%41", "%zz", "\n"])
+
+
+@st.composite
+def urlish(draw: st.DrawFn) -> str:
+    """Text close to the patterns' edges: hosts of odd labels, ports, paths, noise."""
+    scheme = draw(st.sampled_from(["https://", "http://", "httpss://", "htp://", "https:/", ""]))
+    host = "".join(draw(st.lists(HOST_CHARS, max_size=12)))
+    port = draw(st.sampled_from(["", "", ":1", ":8443", ":", ":123456", ":x"]))
+    rest = "".join(draw(st.lists(URL_CHARS, max_size=12)))
+    return scheme + host + port + draw(st.sampled_from(["", "/", "?"])) + rest
+
+
+@SETTINGS
+@given(st.one_of(urlish(), st.text(max_size=30)))
+@example("https://a-b.c-d.example/x")
+@example("https://a--b.example/")
+@example("https://a-.example/")
+@example("https://example.com./")
+@example("https://example.com:443")
+def test_the_url_patterns_accept_what_they_accepted(text: str) -> None:
+    old, new = OLD_PLAIN_URL.match(text), _PLAIN_URL.match(text)
+    assert (old is None) == (new is None)
+    if old is not None and new is not None:
+        assert old.groupdict() == new.groupdict()
+        assert old.span("rest") == new.span("rest")
+    assert (OLD_COMMON_URL.match(text) is None) == (_COMMON_URL.match(text) is None)
+
+
+# -------------------------------------------------------------------- the slow reference
+
+
+def general_lastmod(value: Any) -> str:
+    """``normalise_lastmod`` as it was before issue 10: through a datetime, always."""
+    if isinstance(value, datetime):
+        return _format_datetime(value, value)
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, str):
+        try:
+            if "T" in value or " " in value.strip():
+                return _format_datetime(datetime.fromisoformat(value), value)
+            return date.fromisoformat(value).isoformat()
+        except ValueError:
+            raise InvalidEntryError(
+                "lastmod", value, "is not an ISO 8601 date (YYYY-MM-DD) or date-time"
+            ) from None
+    raise InvalidEntryError("lastmod", value, "must be a date, datetime or ISO 8601 str")
+
+
+def general_element(loc: Any, lastmod: Any, changefreq: Any, priority: Any) -> str:
+    """One ``<url>`` from the general functions alone, in the schema's order."""
+    url = normalise_url(loc)
+    written = None if lastmod is None else general_lastmod(lastmod)
+    word = None if changefreq is None else _normalise_changefreq(changefreq)
+    number = None if priority is None else _normalise_priority(priority)
+    text = f"<url><loc>{escape(url)}</loc>"
+    if written is not None:
+        text += f"<lastmod>{written}</lastmod>"
+    if word is not None:
+        text += f"<changefreq>{word.value}</changefreq>"
+    if number is not None:
+        text += f"<priority>{format_priority(number)}</priority>"
+    return text + "</url>\n"
+
+
+def outcome(make: Callable[[], object], source: str | None = None) -> tuple[Any, ...]:
+    """What ``make`` gave, or its error as (field, value, reason, source)."""
+    try:
+        return ("ok", make())
+    except InvalidEntryError as exc:
+        named = exc if source is None or exc.source else exc.with_source(source)
+        return ("error", named.field, repr(named.value), named.reason, named.source)
+    except TypeError as exc:  # an unhashable changefreq, as ever
+        return ("type-error", str(exc))
+
+
+def body(encoder: UrlsetEncoder, batch: Any) -> str:
+    document = (encoder.feed(batch, None, "posts") + encoder.close()).decode()
+    return document[document.index("<url>") : document.rindex("</urlset>")]
+
+
+def via_entry(row: tuple[Any, ...]) -> str:
+    return body(UrlsetEncoder(), [Entry(*row)])
+
+
+def via_row(row: tuple[Any, ...]) -> str:
+    return body(UrlsetEncoder(), coerce_batch([row], "posts"))
+
+
+# ------------------------------------------------------------------------ odd values
+
+
+@st.composite
+def iso_text(draw: st.DrawFn) -> str:
+    """ISO-like text at the edges of the recognised shapes: bad days and hours, odd
+    separators, fractions of every length, every kind of zone, stray whitespace."""
+    year = draw(st.sampled_from(["2024", "2023", "0000", "0001", "9999", "24", "20245"]))
+    month = draw(st.sampled_from(["01", "02", "12", "00", "13", "1"]))
+    day = draw(st.sampled_from(["01", "28", "29", "30", "31", "32", "00", "1"]))
+    text = f"{year}-{month}-{day}"
+    if draw(st.booleans()):
+        sep = draw(st.sampled_from(["T", " ", "t", "_", "  "]))
+        hour = draw(st.sampled_from(["00", "09", "23", "24", "7"]))
+        minute = draw(st.sampled_from(["00", "59", "60"]))
+        second = draw(st.sampled_from([":00", ":59", ":60", ""]))
+        fraction = draw(st.sampled_from(["", "", ".123456", ".000000", ".100000", ".123", ".5"]))
+        zone = draw(
+            st.sampled_from(
+                [
+                    *("", "Z", "z", "+00:00", "-00:00", "+05:30", "-11:45", "+14:00", "-14:00"),
+                    *("+14:01", "+13:59", "+0530", "+05", "+05:30:15", "+24:00", "-23:59"),
+                ]
+            )
+        )
+        text += f"{sep}{hour}:{minute}{second}{fraction}{zone}"
+    return draw(st.sampled_from(["", " ", "\n"])) + text + draw(st.sampled_from(["", "", " "]))
+
+
+ZONES = st.sampled_from(
+    [
+        None,
+        UTC,
+        TZ,
+        timezone(timedelta(hours=-11, minutes=-45)),
+        timezone(timedelta(hours=14)),
+        timezone(timedelta(hours=14, minutes=1)),
+        timezone(timedelta(seconds=90)),
+    ]
+)
+#: Datetimes, naive (UTC) or aware in offsets within and beyond +-14:00.
+MOMENTS = st.builds(lambda moment, zone: moment.replace(tzinfo=zone), st.datetimes(), ZONES)
+
+
+def as_database_text(moment: datetime, sep: str, zulu: bool) -> str:
+    """``moment`` as a database or API would give it as text."""
+    text = moment.isoformat(sep=sep)
+    return text[:-6] + "Z" if zulu and text.endswith("+00:00") else text
+
+
+LASTMODS = st.one_of(
+    st.none(),
+    MOMENTS,
+    st.dates(),
+    st.builds(as_database_text, MOMENTS, st.sampled_from(["T", " "]), st.booleans()),
+    iso_text(),
+    st.text(max_size=12),
+    st.sampled_from([1714567200, 1.5, b"2024-05-01"]),
+)
+LOCS = st.one_of(
+    st.text(max_size=24).map(lambda tail: ORIGIN + tail),
+    st.text("ab/?&'=%~:@!$()*+,;-._é日", max_size=24).map(lambda tail: ORIGIN + tail),
+    st.sampled_from(["https://EXAMPLE.com/x", "https://example.com:8443/x", "http://a.b", "x"]),
+    st.sampled_from(["https://[::1]/x", "https://bücher.de/x", ORIGIN + "x" * 2029, None]),
+)
+CHANGEFREQS = st.one_of(
+    st.none(),
+    st.sampled_from([*ChangeFreq, *(word.value for word in ChangeFreq)]),
+    st.sampled_from(["DAILY", "Never", "often", "", " daily", 1, 0.5]),
+)
+PRIORITIES = st.one_of(
+    st.none(),
+    st.floats(0.0, 1.0),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.decimals(allow_nan=True),
+    st.sampled_from([0, 1, 2, True, "0.5", -0.0]),
+)
+
+
+@SETTINGS
+@given(LOCS, LASTMODS, CHANGEFREQS, PRIORITIES)
+@example(ORIGIN + "a&b'c", "2024-05-01 10:00:00", "daily", 0.5)
+@example(ORIGIN + "é", "2024-05-01T10:00:00Z", None, None)
+@example(ORIGIN + "a", "2023-02-29", None, None)
+@example(ORIGIN + "a", "2024-05-01T10:00:00-00:00", None, None)
+@example(ORIGIN + "a", datetime(2024, 5, 1, 12), "never", 1.0)  # naive: UTC
+@example(ORIGIN + "a", date(2024, 5, 1), None, None)
+def test_entry_and_row_give_what_the_general_path_gives(
+    loc: Any, lastmod: Any, changefreq: Any, priority: Any
+) -> None:
+    row = (loc, lastmod, changefreq, priority)
+    expected = outcome(lambda: general_element(*row), "posts")
+    assert outcome(lambda: via_entry(row), "posts") == expected
+    assert outcome(lambda: via_row(row)) == expected
+
+
+@SETTINGS
+@given(st.one_of(iso_text(), st.builds(as_database_text, MOMENTS, st.just(" "), st.booleans())))
+@example("2024-05-01T10:00:00.000000+05:30")  # isoformat() leaves zero microseconds out
+@example("2024-05-01 10:00:00.000000")
+@example("2024-05-01T10:00:00.100000Z")
+@example("2024-05-01T10:00:00+14:00")
+@example("2024-05-01T10:00:00+14:01")  # beyond the schema: converted to UTC
+@example("2024-05-01T10:00:00-00:00")
+def test_lastmod_text_is_the_general_path_or_left_to_it(text: str) -> None:
+    fast = _lastmod_text(text)
+    slow = outcome(lambda: general_lastmod(text))
+    if fast is not None:
+        assert ("ok", fast) == slow
+    assert outcome(lambda: normalise_lastmod(text)) == slow
+    assert outcome(lambda: Entry(ORIGIN, text).lastmod) == slow
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2024-05-01",
+        "2024-05-01T10:00:00+05:30",
+        "2024-05-01 10:00:00+05:30",  # str() of an aware datetime; PostgreSQL's text
+        "2024-05-01 10:00:00",  # SQLite's CURRENT_TIMESTAMP, MySQL's DATETIME
+        "2024-05-01T10:00:00Z",
+        "2024-05-01 10:00:00.123456",
+        str(datetime(2024, 5, 1, 10, tzinfo=TZ)),
+    ],
+)
+def test_the_shapes_databases_give_are_recognised(text: str) -> None:
+    assert _lastmod_text(text) == general_lastmod(text)
+
+
+@pytest.mark.parametrize("bad", ["2023-02-29", "2024-05-01T24:00:00", "2024-13-01", "0000-01-01"])
+def test_a_bad_text_lastmod_fails_as_it_did(bad: str) -> None:
+    with pytest.raises(InvalidEntryError) as raised:
+        Entry(ORIGIN, bad)
+    assert (raised.value.field, raised.value.value) == ("lastmod", bad)
+    assert outcome(lambda: Entry(ORIGIN, bad)) == outcome(lambda: general_lastmod(bad))
+
+
+# ------------------------------------------------------------------------------- images
+
+IMAGE_LOCS = st.one_of(
+    st.text("ab/?&'=%~:@é日 ", max_size=16).map(lambda tail: ORIGIN + "i/" + tail),
+    LOCS,
+)
+
+
+@SETTINGS
+@given(IMAGE_LOCS)
+def test_a_plain_image_is_its_general_form(loc: Any) -> None:
+    def plain() -> tuple[str, str]:
+        image = Image(loc)
+        return image.loc, image.to_xml()
+
+    def general() -> tuple[str, str]:
+        url = normalise_url(loc, "image.loc")
+        return url, f"<image:image><image:loc>{escape(url)}</image:loc></image:image>"
+
+    assert outcome(plain) == outcome(general)
+
+
+@SETTINGS
+@given(st.lists(IMAGE_LOCS, max_size=3), st.sampled_from([list, tuple]))
+def test_images_alone_give_what_the_general_extension_path_gives(
+    locs: list[Any], kind: type
+) -> None:
+    images = kind(locs)
+
+    def built(**more: Any) -> tuple[Any, ...]:
+        entry = Entry(ORIGIN + "page", images=images, **more)
+        return entry, repr(entry), body(UrlsetEncoder(), [entry])
+
+    # Passing videos=() takes Extensions' general path; nothing else differs.
+    assert outcome(built) == outcome(lambda: built(videos=()))
+
+
+def test_images_keep_their_fields_and_stay_immutable() -> None:
+    plain = Image(ORIGIN + "a.png")
+    detailed = Image(ORIGIN + "b.png", caption=" A ", title="T", license=ORIGIN + "l")
+    assert (plain.caption, plain.title, plain.geo_location, plain.license) == (None,) * 4
+    assert (detailed.caption, detailed.title, detailed.geo_location) == ("A", "T", None)
+    assert detailed.license == ORIGIN + "l"
+    for image in (plain, detailed):
+        for name in ("loc", "caption", "title", "geo_location", "license"):
+            with pytest.raises(AttributeError):
+                setattr(image, name, "x")
+    assert Image(ORIGIN + "a.png") == plain
+    assert hash(Image(ORIGIN + "a.png")) == hash(plain)
+    assert Image(ORIGIN + "a.png", caption=None) == plain
+    assert repr(detailed) == (
+        f"Image('{ORIGIN}b.png', caption='A', title='T', license='{ORIGIN}l')"
+    )
+
+
+def test_two_bad_image_fields_name_the_loc_first() -> None:
+    with pytest.raises(InvalidEntryError) as raised:
+        Image("nope", caption="")
+    assert raised.value.field == "image.loc"
+
+
+# ------------------------------------------------------------------ pickling and copies
+
+ENTRIES = [
+    Entry(ORIGIN + "a"),
+    Entry(ORIGIN + "a?b=1&c='2'", datetime(2024, 5, 1, 12, tzinfo=TZ), "daily", 0.5),
+    Entry(ORIGIN + "b", "2024-05-01 10:00:00", "never", Decimal("0.25")),
+    Entry(ORIGIN + "c", images=[ORIGIN + "i.png", Image(ORIGIN + "j.png", caption="c")]),
+    Entry(ORIGIN + "d", alternates={"en": ORIGIN + "d", "de": ORIGIN + "de/d"}),
+]
+
+
+@pytest.mark.parametrize("entry", ENTRIES, ids=range(len(ENTRIES)))
+@pytest.mark.parametrize("protocol", range(2, pickle.HIGHEST_PROTOCOL + 1))
+def test_entries_pickle_as_before(entry: Entry, protocol: int) -> None:
+    # Protocols 0 and 1 never pickled an Entry (slots without __getstate__).
+    again = pickle.loads(pickle.dumps(entry, protocol))
+    assert again == entry
+    assert hash(again) == hash(entry)
+    assert repr(again) == repr(entry)
+    assert via_entries([again]) == via_entries([entry])
+    assert copy.copy(entry) == entry == copy.deepcopy(entry)
+
+
+@pytest.mark.parametrize("protocol", range(pickle.HIGHEST_PROTOCOL + 1))
+def test_images_pickle_with_every_protocol(protocol: int) -> None:
+    for image in (Image(ORIGIN + "a.png"), Image(ORIGIN + "b.png", geo_location="Paris")):
+        again = pickle.loads(pickle.dumps(image, protocol))
+        assert (again, again.to_xml(), repr(again)) == (image, image.to_xml(), repr(image))
+        assert again.geo_location == image.geo_location
+
+
+def via_entries(entries: list[Entry]) -> str:
+    return body(UrlsetEncoder(), entries)
+
+
+def test_a_fast_form_and_a_slow_form_of_one_value_make_equal_entries() -> None:
+    moment = datetime(2024, 5, 1, 10, tzinfo=TZ)
+    forms = [
+        Entry(ORIGIN + "a", moment),
+        Entry(ORIGIN + "a", moment.isoformat()),
+        Entry(ORIGIN + "a", str(moment)),
+        Entry(ORIGIN + "a", moment.astimezone(TZ)),
+    ]
+    assert all(form == forms[0] and hash(form) == hash(forms[0]) for form in forms)

@@ -16,7 +16,9 @@ Run it from this folder::
   ``/sitemap-products-1.xml`` / ``-2.xml`` that reads no product, and each page is one
   bounded query (keyset paging) whose rows are written out as they are read. It is a
   plain sync source: the middleware pulls and writes each page in one worker thread of
-  its own pool, so the event loop only sends finished chunks.
+  its own pool, so the event loop only sends finished chunks. The products' URLs come
+  from ``url_builder("product")``: exactly what ``url_for`` gives, at a fraction of
+  its cost per row.
 * A change log (:func:`~sitemap_core.sql.install_change_log`: triggers recording the
   id of every inserted, updated or deleted product) versions the table exactly. The
   count, each page's fingerprint (its ETag) and each page's newest ``updated_at`` (its
@@ -52,7 +54,7 @@ from fastapi import FastAPI, HTTPException
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, Response
 
-from asgi_sitemap import Entry, SitemapMiddleware, SitemapRoutes, Video, url_for
+from asgi_sitemap import Entry, SitemapMiddleware, SitemapRoutes, Video, url_builder
 from sitemap_core.sql import SQLiteSource, install_change_log
 
 PRODUCT_COUNT = 75_000
@@ -121,12 +123,17 @@ def open_catalogue() -> aiosqlite.Connection:
     return aiosqlite.connect(f"file:{DATABASE}?mode=ro", uri=True)
 
 
+#: The router's ``url_path_for("product", ...)`` on the site's base URL, built several
+#: times faster: the route is found once per request, not once per product.
+product_url = url_builder("product")
+
+
 def product_entry(row: sqlite3.Row) -> Entry:
     """One product's sitemap entry, from its row (``id``, ``updated_at``)."""
     product_id = row["id"]
-    url = url_for("product", product_id=product_id)
+    url = product_url(product_id=product_id)
     # The photo's and the demo's URLs are the product's plus a suffix (see their
-    # routes): one url_for per row, on pages of 50,000 rows.
+    # routes): one URL built per row, on pages of 50,000 rows.
     photo = f"{url}/photo.svg"
     videos = None
     if product_id == FEATURED:

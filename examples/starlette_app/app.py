@@ -15,7 +15,9 @@ Run it from this folder::
   writes each page in one worker thread of its own pool, so the event loop only sends
   finished chunks, and a sqlite3 connection never meets the loop.
 * Each row becomes a tuple ``(url, updated_at)``, not an ``Entry``: the writer
-  validates and writes such rows in one pass, the cheapest way to give entries.
+  validates and writes such rows in one pass, the cheapest way to give entries. The
+  URL comes from ``url_builder("article")``: exactly what ``url_for`` gives, at a
+  fraction of its cost per row.
 * A change log (:func:`~sitemap_core.sql.install_change_log`: triggers recording the
   id of every inserted, updated or deleted article) versions the table exactly. The
   count, each page's fingerprint (its ETag) and each page's newest ``updated_at`` (its
@@ -58,7 +60,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse
 from starlette.routing import Route
 
-from asgi_sitemap import SitemapMiddleware, SitemapRoutes, url_for
+from asgi_sitemap import SitemapMiddleware, SitemapRoutes, url_builder
 from sitemap_core.sql import SQLiteSource, install_change_log
 
 ARTICLE_COUNT = 60_000
@@ -128,9 +130,14 @@ def open_async() -> aiosqlite.Connection:
     return aiosqlite.connect(f"file:{DATABASE}?mode=ro", uri=True)
 
 
+#: The router's ``url_path_for("article", ...)`` on the site's base URL, built several
+#: times faster: the route is found once per request, not once per article.
+article_url = url_builder("article")
+
+
 def article_row(row: sqlite3.Row) -> tuple[str, str]:
     """One article's sitemap row: its URL and its ``updated_at`` (the lastmod)."""
-    return url_for("article", article_id=row["id"]), row["updated_at"]
+    return article_url(article_id=row["id"]), row["updated_at"]
 
 
 #: The articles in id order; ``updated_at`` is each one's lastmod, and its maximum

@@ -655,7 +655,10 @@ def run(
                 "info": c.info,
                 "times_s": c.wall,
                 "cpu_times_s": c.cpu,
+                "first_bytes_s": c.first_byte,
+                "chunks_each": c.chunks,
                 "reference_times_s": c.reference_wall,
+                "reference_cpu_times_s": c.reference_cpu,
             }
             for key, c in contenders.items()
         },

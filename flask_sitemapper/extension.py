@@ -39,12 +39,25 @@ Configuration (``app.config``), with defaults:
 ``SITEMAP_EXTRA_SITEMAPS`` (``()``)
     More absolute sitemap URLs for robots.txt to list after ours (another host's
     sitemap this host vouches for, a static file).
+
+These keys are the settings of :mod:`sitemap_core.settings`, one to one with the
+middlewares' keyword arguments (``SITEMAP_GZIP`` is ``gzip=``; ``SITEMAP_ROBOTS_TXT`` is
+``robots=``), with the same checks. All are checked by ``init_app``: a bad value raises
+:class:`~sitemap_core.ConfigurationError` naming the key. Booleans are ``True`` /
+``False``, ``1`` / ``0`` or the words ``true false yes no on off`` (environment values).
+
+Values set after ``init_app`` are used and checked when they are next read: the base
+URL, hosts and robots.txt settings on each request, the others when the first sitemap
+is built. A bad one is logged (once) and the sitemap answers 500 until it is fixed,
+while robots.txt keeps answering with the settings checked at ``init_app``.
 """
 
 from __future__ import annotations
 
+import difflib
 import logging
 import threading
+from collections import ChainMap
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -57,17 +70,10 @@ from sitemap_core import BaseURL, ConfigurationError, Site, UrlSource
 from sitemap_core.cache import default_cache
 from sitemap_core.entries import ChangeFreq, LastmodInput
 from sitemap_core.hosts import LOOPBACK_HOSTS, check_allowed_hosts
-from sitemap_core.http import ALLOWED_METHODS, Reply, method_not_allowed
-from sitemap_core.limits import MAX_SITEMAPS_PER_INDEX, MAX_URLS_PER_SITEMAP
+from sitemap_core.http import ALLOWED_METHODS, Reply, method_not_allowed, plain_text
 from sitemap_core.params import Languages
-from sitemap_core.robots import DEFAULT_RULES
 from sitemap_core.serve import answer_robots, count_index_parts, request_headers, respond
-from sitemap_core.site import (
-    DEFAULT_CACHE_CONTROL,
-    check_extra_sitemaps,
-    check_index_size,
-    check_page_size,
-)
+from sitemap_core.settings import FLASK_PREFIX, OPTIONS, Settings
 from sitemap_core.sources import check_name
 
 from .routes import Params, RouteSpec, route_entries
@@ -87,8 +93,18 @@ _SITEMAP_RULES = tuple(
 )
 
 
+#: The config keys a Sitemapper reads (TRUSTED_HOSTS: the fallback of the host list).
+_KEYS = (*(option.key for option in OPTIONS), "TRUSTED_HOSTS")
+
+_Snapshot = tuple[object, ...]
+
+
 @dataclass
 class _AppState:
+    #: The settings checked by init_app: robots.txt keeps them while a later value is bad.
+    started: Settings
+    #: The config values last read and what their check gave.
+    seen: tuple[_Snapshot, Settings | ConfigurationError]
     site: Site[UrlSource] | None = None
 
 
@@ -114,28 +130,14 @@ class Sitemapper:
     def init_app(self, app: Flask) -> None:
         """Register the sitemap routes and the robots.txt hook on ``app``."""
         config = app.config
-        config.setdefault("SITEMAP_BASE_URL", None)
-        config.setdefault("SITEMAP_ALLOWED_HOSTS", None)
-        config.setdefault("SITEMAP_PAGE_SIZE", MAX_URLS_PER_SITEMAP)
-        config.setdefault("SITEMAP_ROBOTS_TXT", True)
-        config.setdefault("SITEMAP_ROBOTS_RULES", DEFAULT_RULES)
-        config.setdefault("SITEMAP_SAME_HOST_ONLY", True)
-        config.setdefault("SITEMAP_CACHE_CONTROL", DEFAULT_CACHE_CONTROL)
-        config.setdefault("SITEMAP_CACHE", None)
-        config.setdefault("SITEMAP_GZIP", True)
-        config.setdefault("SITEMAP_INDEX_SIZE", MAX_SITEMAPS_PER_INDEX)
-        config.setdefault("SITEMAP_EXTRA_SITEMAPS", ())
-        config.setdefault("SITEMAP_HTML", True)
+        for option in OPTIONS:
+            config.setdefault(option.key, option.default)
+        _warn_unknown_keys(config)
         # Fail at start-up, not on a crawl (values set after init_app are checked then).
-        if config["SITEMAP_BASE_URL"]:
-            BaseURL.parse(config["SITEMAP_BASE_URL"])
-        check_page_size(config["SITEMAP_PAGE_SIZE"])
-        check_index_size(config["SITEMAP_INDEX_SIZE"])
-        check_extra_sitemaps(config["SITEMAP_EXTRA_SITEMAPS"])
-        _allowed_hosts(config)
+        settings = _settings_of(config)
         self._apps.append(app)
-        app.extensions[_EXTENSION_KEY] = _AppState()
-        rules = [rule for rule in _SITEMAP_RULES if config["SITEMAP_HTML"] or ".html" not in rule]
+        app.extensions[_EXTENSION_KEY] = _AppState(settings, (_snapshot(config), settings))
+        rules = [rule for rule in _SITEMAP_RULES if settings.html or ".html" not in rule]
         for index, rule in enumerate(rules):
             app.add_url_rule(
                 rule,
@@ -269,6 +271,31 @@ class Sitemapper:
 
     # Serving -------------------------------------------------------------------------
 
+    @staticmethod
+    def _settings(app: Flask) -> Settings:
+        """The app's settings now; raises :class:`ConfigurationError` if one is bad.
+
+        Checked again only when a value changed since the last look (one tuple
+        comparison per request otherwise); a bad value is logged once.
+        """
+        state: _AppState = app.extensions[_EXTENSION_KEY]
+        snapshot = _snapshot(app.config)
+        seen, outcome = state.seen
+        if snapshot != seen:
+            try:
+                outcome = _settings_of(app.config)
+            except ConfigurationError as exc:
+                outcome = exc
+                logger.error(
+                    "%s; sitemaps answer 500 and robots.txt keeps the settings checked at"
+                    " init_app until the value is fixed",
+                    exc,
+                )
+            state.seen = (snapshot, outcome)
+        if isinstance(outcome, ConfigurationError):
+            raise ConfigurationError(str(outcome))
+        return outcome
+
     def _site(self, app: Flask) -> Site[UrlSource]:
         state: _AppState = app.extensions[_EXTENSION_KEY]
         if state.site is not None:
@@ -279,22 +306,13 @@ class Sitemapper:
 
     def _build_site(self, app: Flask, state: _AppState) -> Site[UrlSource]:
         if state.site is None:
+            settings = self._settings(app)
             self._frozen = True
             route_sources = [
                 self._route_source(app, name, specs) for name, specs in self._specs.items()
             ]
-            state.site = Site(
-                [*route_sources, *self._sources.values()],
-                page_size=app.config["SITEMAP_PAGE_SIZE"],
-                robots_rules=app.config["SITEMAP_ROBOTS_RULES"],
-                same_host_only=app.config["SITEMAP_SAME_HOST_ONLY"],
-                cache_control=app.config["SITEMAP_CACHE_CONTROL"],
-                cache=default_cache(app.config["SITEMAP_CACHE"]),
-                gzip=app.config["SITEMAP_GZIP"],
-                index_size=app.config["SITEMAP_INDEX_SIZE"],
-                extra_sitemaps=app.config["SITEMAP_EXTRA_SITEMAPS"],
-                html=app.config["SITEMAP_HTML"],
-            )
+            sources = [*route_sources, *self._sources.values()]
+            state.site = settings.site(sources, default_cache(settings.cache))
         return state.site
 
     def _route_source(self, app: Flask, name: str, specs: list[RouteSpec]) -> UrlSource:
@@ -311,24 +329,28 @@ class Sitemapper:
             lambda start, stop: route_entries(app, present, start, stop),
         )
 
-    def _base_url(self, app: Flask) -> BaseURL:
-        config = app.config
-        if config["SITEMAP_BASE_URL"]:
-            return BaseURL.parse(config["SITEMAP_BASE_URL"])
-        if config.get("SERVER_NAME"):
-            return BaseURL.from_request(
-                request.scheme, config["SERVER_NAME"], request.script_root, ["*"]
-            )
-        allowed = _allowed_hosts(config)
-        return BaseURL.from_request(request.scheme, request.host, request.script_root, allowed)
+    @staticmethod
+    def _base_url(app: Flask, settings: Settings) -> BaseURL:
+        if settings.base_url is not None:
+            return settings.base_url
+        server_name = app.config.get("SERVER_NAME")
+        if server_name:
+            return BaseURL.from_request(request.scheme, server_name, request.script_root, ["*"])
+        return BaseURL.from_request(
+            request.scheme, request.host, request.script_root, settings.allowed_hosts
+        )
 
     def _serve(self, page: str | None = None) -> Response:
         """View of every sitemap path; ``page`` is parsed by the core, not here."""
         app = _current_app()
         ctx = request_ctx._get_current_object()  # type: ignore[attr-defined]
+        try:
+            settings = self._settings(app)
+        except ConfigurationError:  # logged when the value was first seen
+            return _to_response(app, plain_text(500, "Internal Server Error\n", _is_head()))
 
         def base_url() -> BaseURL:
-            base = self._base_url(app)
+            base = self._base_url(app, settings)
             # url_for() (in sources too) builds URLs with the request's URL adapter:
             # binding it to the trusted base URL keeps any forged Host out of them.
             ctx.url_adapter = _url_adapter(app, base)
@@ -347,19 +369,23 @@ class Sitemapper:
             body = stream_with_context(body)
         return app.response_class(body, status=reply.status, headers=reply.headers)
 
-    @staticmethod
-    def _extra_sitemaps(app: Flask) -> tuple[str, ...]:
-        # Checked at init_app; a value changed afterwards that is not valid is logged
-        # and left out rather than failing robots.txt (read as "disallow all" if 5xx).
+    def _robots_settings(self, app: Flask) -> tuple[Settings, bool]:
+        # A value changed after init_app that is not valid (logged by _settings) must
+        # not fail robots.txt, which crawlers read as "disallow all" when it is a 5xx:
+        # it keeps the settings init_app checked until the value is fixed (False: the
+        # settings are those, not the current ones).
         try:
-            return check_extra_sitemaps(app.config["SITEMAP_EXTRA_SITEMAPS"])
+            return self._settings(app), True
         except ConfigurationError:
-            logger.exception("SITEMAP_EXTRA_SITEMAPS is not valid; robots.txt leaves it out")
-            return ()
+            state: _AppState = app.extensions[_EXTENSION_KEY]
+            return state.started, False
 
     def _robots_after_request(self, response: Response) -> Response:
+        if request.path != "/robots.txt":
+            return response
         app = _current_app()
-        if request.path != "/robots.txt" or not app.config["SITEMAP_ROBOTS_TXT"]:
+        settings, current = self._robots_settings(app)
+        if not settings.robots:
             return response
         if request.method not in ALLOWED_METHODS:
             # The app has no robots.txt route, so routing said 404; the file we serve
@@ -379,6 +405,8 @@ class Sitemapper:
             # must not break robots.txt (crawlers read a failing one as "disallow all").
             # The sources' url_for needs the adapter bound to the base URL; the app's
             # own one comes back for the handlers that run after this one.
+            if not current:
+                return 1  # no site can be built from the bad value (already logged)
             saved = ctx.url_adapter
             ctx.url_adapter = _url_adapter(app, base)
             try:
@@ -395,15 +423,44 @@ class Sitemapper:
             response.status_code,
             list(response.headers.items()),
             read_body,
-            lambda: self._base_url(app),
-            app.config["SITEMAP_ROBOTS_RULES"],
-            request.method == "HEAD",
+            lambda: self._base_url(app, settings),
+            settings.robots_rules,
+            _is_head(),
             request_headers(request.headers.get),
-            app.config["SITEMAP_CACHE_CONTROL"],
+            settings.cache_control,
             index_parts,
-            self._extra_sitemaps(app),
+            settings.extra_sitemaps,
         )
         return response if reply is None else _to_response(app, reply)
+
+
+def _settings_of(config: Mapping[str, Any]) -> Settings:
+    """The checked settings of a Flask config (errors name the ``SITEMAP_*`` key)."""
+    hosts = _allowed_hosts(config)
+    return Settings.from_config(ChainMap({"SITEMAP_ALLOWED_HOSTS": hosts}, dict(config)))
+
+
+def _snapshot(config: Mapping[str, Any]) -> _Snapshot:
+    # Lists are copied (as tuples), so a list changed in place is seen as changed.
+    return tuple(
+        tuple(value) if isinstance(value, list) else value
+        for value in (config.get(key) for key in _KEYS)
+    )
+
+
+def _warn_unknown_keys(config: Mapping[str, Any]) -> None:
+    # A misspelt key would be silently ignored; other extensions may use the prefix
+    # too, so it is a warning, not an error.
+    known = [option.key for option in OPTIONS]
+    for key in config:
+        if isinstance(key, str) and key.startswith(FLASK_PREFIX) and key not in known:
+            close = difflib.get_close_matches(key, known, n=1)
+            hint = f" (did you mean {close[0]}?)" if close else ""
+            logger.warning("%s is not a setting of flask_sitemapper%s", key, hint)
+
+
+def _is_head() -> bool:
+    return request.method == "HEAD"
 
 
 def _allowed_hosts(config: Mapping[str, Any]) -> tuple[str, ...]:

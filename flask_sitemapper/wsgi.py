@@ -13,17 +13,14 @@ outside this middleware so that a request's scheme and host are the public ones.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from http import HTTPStatus
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Unpack
 
-from sitemap_core import BaseURL, Site, UrlSource
-from sitemap_core.cache import PageCache, default_cache
-from sitemap_core.hosts import LOOPBACK_HOSTS, BasePolicy
+from sitemap_core import BaseURL, UrlSource
+from sitemap_core.cache import default_cache
 from sitemap_core.http import Reply, plain_text
-from sitemap_core.limits import MAX_SITEMAPS_PER_INDEX, MAX_URLS_PER_SITEMAP
-from sitemap_core.robots import DEFAULT_RULES
 from sitemap_core.serve import (
     answer_robots,
     classify,
@@ -31,7 +28,7 @@ from sitemap_core.serve import (
     request_headers,
     respond,
 )
-from sitemap_core.site import DEFAULT_CACHE_CONTROL
+from sitemap_core.settings import Settings, SettingsArguments
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -48,49 +45,31 @@ class SitemapMiddleware:
 
     ``sources`` maps source names to sources (callables returning iterables, or sized
     sliceable objects), or is a list of :class:`~sitemap_core.UrlSource` for sources
-    with a ``count=``. ``base_url`` fixes the origin of the site's URLs; without it the
-    request's host is used when it is in ``allowed_hosts`` (default: loopback only),
-    and other hosts get 400. ``page_size``, ``robots_rules`` and ``same_host_only``
-    are as for :class:`~sitemap_core.Site`; ``robots=False`` leaves robots.txt alone.
+    with a ``count=``. The settings are keyword arguments, the same on every front
+    (see :mod:`sitemap_core.settings`): ``base_url`` fixes the origin of the site's
+    URLs; without it the request's host is used when it is in ``allowed_hosts``
+    (default: loopback only), and other hosts get 400; ``robots=False`` leaves
+    robots.txt alone; ``page_size``, ``robots_rules``, ``same_host_only``,
+    ``cache_control``, ``cache``, ``gzip``, ``index_size``, ``extra_sitemaps`` and
+    ``html`` shape the documents. Each is checked here: a bad one raises
+    :class:`~sitemap_core.ConfigurationError` naming it.
     """
 
     def __init__(
         self,
         app: WSGIApplication,
         sources: Mapping[str, Any] | Iterable[UrlSource],
-        *,
-        base_url: str | None = None,
-        allowed_hosts: Iterable[str] = LOOPBACK_HOSTS,
-        page_size: int = MAX_URLS_PER_SITEMAP,
-        robots: bool = True,
-        robots_rules: str = DEFAULT_RULES,
-        same_host_only: bool = True,
-        cache_control: str = DEFAULT_CACHE_CONTROL,
-        cache: PageCache | Literal[False] | None = None,
-        gzip: bool = True,
-        index_size: int = MAX_SITEMAPS_PER_INDEX,
-        extra_sitemaps: Sequence[str] = (),
-        html: bool = True,
+        **settings: Unpack[SettingsArguments],
     ) -> None:
         self.app = app
+        self.settings = Settings.from_arguments(settings)
         if isinstance(sources, Mapping):
             url_sources = [UrlSource.from_object(name, obj) for name, obj in sources.items()]
         else:
             url_sources = list(sources)
-        self.site = Site[UrlSource](
-            url_sources,
-            page_size=page_size,
-            robots_rules=robots_rules,
-            same_host_only=same_host_only,
-            cache_control=cache_control,
-            cache=default_cache(cache),
-            gzip=gzip,
-            index_size=index_size,
-            extra_sitemaps=extra_sitemaps,
-            html=html,
-        )
-        self.base_policy = BasePolicy.create(base_url, allowed_hosts)
-        self.robots = robots
+        self.site = self.settings.site(url_sources, default_cache(self.settings.cache))
+        self.base_policy = self.settings.base_policy()
+        self.robots = self.settings.robots
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         """Answer sitemap paths; pass everything else to the wrapped app."""

@@ -2,8 +2,9 @@
 
 Validated entries, streaming writers, sources with range access, the site logic that
 maps a path to a document, HTTP validators, conditional requests, gzip, page caches
-and robots.txt. No web framework is imported here; the fronts (``flask_sitemapper``,
-``asgi_sitemap``) translate requests to and from it.
+and robots.txt; one table of settings (``Settings``) for every front. No web framework
+is imported here; the fronts (``flask_sitemapper``, ``asgi_sitemap``) translate
+requests to and from it.
 """
 
 from .alternates import Alternate, hreflang_cluster
@@ -18,6 +19,7 @@ from .newsroom import news_cutoff
 from .render import IndexEncoder, TextEncoder, UrlsetEncoder, escape
 from .robots import DEFAULT_RULES, merge_sitemap_lines, robots_txt
 from .serve import iter_body, respond
+from .settings import Settings
 from .site import Plan, Site, Target
 from .sources import Limits, Sliceable, UrlSource
 from .videos import Video
@@ -40,6 +42,7 @@ __all__ = [
     "Plan",
     "RedisCache",
     "Reply",
+    "Settings",
     "Site",
     "SitemapError",
     "SitemapTooLargeError",

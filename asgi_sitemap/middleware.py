@@ -13,21 +13,20 @@ paths, lifespan and websocket scopes) to the app untouched. It is not a
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping, Sequence
-from typing import Any, Literal
+from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping
+from typing import Any, Unpack
 
 import anyio
 import anyio.lowlevel
 
-from sitemap_core import BaseURL, Site
+from sitemap_core import BaseURL
 from sitemap_core.aio import AsyncUrlSource, count_index_parts_async, respond_async
-from sitemap_core.cache import PageCache, default_cache
-from sitemap_core.hosts import LOOPBACK_HOSTS, BasePolicy, UntrustedHostError
+from sitemap_core.cache import default_cache
+from sitemap_core.hosts import UntrustedHostError
 from sitemap_core.http import Reply, plain_text
-from sitemap_core.limits import MAX_SITEMAPS_PER_INDEX, MAX_URLS_PER_SITEMAP
-from sitemap_core.robots import DEFAULT_RULES, is_mergeable
+from sitemap_core.robots import is_mergeable
 from sitemap_core.serve import answer_robots, classify, request_headers
-from sitemap_core.site import DEFAULT_CACHE_CONTROL
+from sitemap_core.settings import Settings, SettingsArguments
 
 from .context import SitemapContext, _current
 from .routes import SitemapRoutes
@@ -53,10 +52,17 @@ class SitemapMiddleware:
     ``sources`` maps names to sources (sync or async callables and generators, sized
     sliceables, :class:`~sitemap_core.aio.AsyncSliceable` objects) or is a list of
     :class:`~sitemap_core.aio.AsyncUrlSource`. ``routes`` adds the endpoints marked
-    with a :class:`~asgi_sitemap.routes.SitemapRoutes`. ``base_url`` fixes the origin
-    of the URLs; without it the request's host is used when it is in
-    ``allowed_hosts`` (default: loopback only) and other hosts get 400. ``router``
-    is found from the app (``scope["app"].router``) unless given.
+    with a :class:`~asgi_sitemap.routes.SitemapRoutes`. ``router`` is found from the
+    app (``scope["app"].router``) unless given.
+
+    The settings are keyword arguments, the same on every front (see
+    :mod:`sitemap_core.settings`): ``base_url`` fixes the origin of the URLs; without
+    it the request's host is used when it is in ``allowed_hosts`` (default: loopback
+    only) and other hosts get 400; ``robots=False`` leaves robots.txt alone;
+    ``page_size``, ``robots_rules``, ``same_host_only``, ``cache_control``, ``cache``,
+    ``gzip``, ``index_size``, ``extra_sitemaps`` and ``html`` shape the documents. Each
+    is checked here: a bad one raises :class:`~sitemap_core.ConfigurationError`
+    naming it.
     """
 
     def __init__(
@@ -65,41 +71,20 @@ class SitemapMiddleware:
         sources: Mapping[str, Any] | Iterable[AsyncUrlSource] = (),
         *,
         routes: SitemapRoutes | None = None,
-        base_url: str | None = None,
-        allowed_hosts: Iterable[str] = LOOPBACK_HOSTS,
-        page_size: int = MAX_URLS_PER_SITEMAP,
-        robots: bool = True,
-        robots_rules: str = DEFAULT_RULES,
-        same_host_only: bool = True,
-        cache_control: str = DEFAULT_CACHE_CONTROL,
-        cache: PageCache | Literal[False] | None = None,
-        gzip: bool = True,
-        index_size: int = MAX_SITEMAPS_PER_INDEX,
-        extra_sitemaps: Sequence[str] = (),
-        html: bool = True,
         router: Any | None = None,
+        **settings: Unpack[SettingsArguments],
     ) -> None:
         self.app = app
+        self.settings = Settings.from_arguments(settings)
         if isinstance(sources, Mapping):
             adapted = [AsyncUrlSource.from_object(name, obj) for name, obj in sources.items()]
         else:
             adapted = list(sources)
         if routes is not None:
             adapted.insert(0, routes.source())
-        self.site = Site(
-            adapted,
-            page_size=page_size,
-            robots_rules=robots_rules,
-            same_host_only=same_host_only,
-            cache_control=cache_control,
-            cache=default_cache(cache),
-            gzip=gzip,
-            index_size=index_size,
-            extra_sitemaps=extra_sitemaps,
-            html=html,
-        )
-        self.base_policy = BasePolicy.create(base_url, allowed_hosts)
-        self.robots = robots
+        self.site = self.settings.site(adapted, default_cache(self.settings.cache))
+        self.base_policy = self.settings.base_policy()
+        self.robots = self.settings.robots
         self.router = router
         self._limiter: anyio.CapacityLimiter | None = None
 

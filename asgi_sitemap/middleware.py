@@ -30,6 +30,7 @@ from sitemap_core.settings import Settings, SettingsArguments
 
 from .context import SitemapContext, _current
 from .routes import SitemapRoutes
+from .relay import Relays
 from .threads import ThreadRunner
 
 __all__ = ["SitemapMiddleware"]
@@ -38,6 +39,10 @@ logger = logging.getLogger("asgi_sitemap")
 
 #: Worker threads the sitemap may use at once (its own pool, apart from the app's).
 SITEMAP_THREADS = 8
+
+#: Documents rendered at once; more wait. A render runs at full speed into a relay that
+#: every response for the document reads at its client's pace (asgi_sitemap.relay).
+SITEMAP_RENDERS = 8
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -87,6 +92,9 @@ class SitemapMiddleware:
         self.robots = self.settings.robots
         self.router = router
         self._limiter: anyio.CapacityLimiter | None = None
+        # Concurrent requests for one document share one render, and renders are
+        # bounded as the threads are (see asgi_sitemap.relay).
+        self._relays = Relays(SITEMAP_RENDERS)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer sitemap paths; pass everything else to the wrapped app."""
@@ -147,6 +155,7 @@ class SitemapMiddleware:
                             runner,
                             _asgi_headers(scope),
                             scope.get("http_version", "1.1"),
+                            self._relays.bound(task_group, self._thread_limiter()),
                         )
                     except Exception:
                         logger.exception("sitemap %s failed before the response started", path)

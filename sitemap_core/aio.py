@@ -41,6 +41,7 @@ from .serve import (
     Ready,
     Spool,
     begin,
+    cache_key_of,
     conclude,
     decide,
     finish_spooled,
@@ -60,7 +61,9 @@ from .sources import Item, Limits, UrlSource, check_name, coerce_batch, range_fa
 __all__ = [
     "AsyncSliceable",
     "AsyncUrlSource",
+    "Render",
     "Runner",
+    "Share",
     "aiter_body",
     "count_index_parts_async",
     "known_counts_async",
@@ -543,20 +546,22 @@ async def respond_async(
     runner: Runner,
     request: Mapping[str, str] = NO_HEADERS,
     protocol: str = "1.1",
+    share: Share | None = None,
 ) -> Reply | None:
     """Answer a request asynchronously; None when ``path`` is not the site's.
 
     As :func:`~sitemap_core.serve.respond`: a source error before the first byte is
     raised here, after it the body raises. A streamed body is an async iterator, but
     over HTTP/1.0 (``protocol``, see :func:`~sitemap_core.serve.is_sized`), where
-    the document is rendered whole first and sent with its length.
+    the document is rendered whole first and sent with its length. With ``share``,
+    a streamed document is rendered through it (see :data:`Share`).
     """
     step = begin(site, method, path, base_url, request, protocol)
     if not isinstance(step, Pending):
         return step
     recalled = recalled_plan(site, step)
     if recalled is not None:
-        answered = await _respond_recalled(site, step, runner, *recalled)
+        answered = await _respond_recalled(site, step, runner, *recalled, share=share)
         if answered is not None:
             return answered
     whole: dict[str, object] = {}
@@ -597,23 +602,60 @@ async def respond_async(
         hit = await _cache_get(cache, key, runner)
         if hit is not None:
             return Reply(200, ready.full_headers(ready.validators, len(hit)), [hit])
-    body = aiter_body(plan, runner)
-    if ready.coding == "gzip":
-        body = agzip_chunks(body)
     if ready.sized:
-        length, chunks = await _sized_body(body)
+        length, chunks = await _sized_body(_coded(aiter_body(plan, runner), ready.coding))
         if cache is not None and key is not None:
             chunks = _kept(chunks, cache, key, runner)
         return Reply(200, ready.full_headers(ready.validators, length), chunks)
+
+    def render(runner: Runner) -> AsyncIterator[bytes]:
+        body = _logged(_coded(aiter_body(plan, runner), ready.coding))
+        if cache is not None and key is not None:
+            # Stored only once the whole document went out: a cut render caches nothing.
+            body = _kept(body, cache, key, runner)
+        return body
+
+    streamed = await _started(render, key, share, runner)
+    return Reply(200, ready.full_headers(ready.validators, None), streamed)
+
+
+#: A document's render: its chunks, pulling sources through the runner given.
+Render = Callable[[Runner], AsyncIterator[bytes]]
+
+#: How a front lets concurrent requests share renders: ``share(key, render)`` returns
+#: the body of the document ``key`` (its ETag, coding included), from a render of it
+#: already under way or from ``render(runner)`` started now with a runner of the
+#: front's (one no single request closes), with its first chunk already read (so a
+#: render failing before it raises here, and the front answers 500).
+Share = Callable[[str, Render], Awaitable[AsyncIterator[bytes]]]
+
+
+async def _started(
+    render: Render, key: str | None, share: Share | None, runner: Runner
+) -> AsyncIterator[bytes]:
+    # The body with its first chunk read: shared when the front shares renders.
+    if share is not None and key is not None:
+        return await share(key, render)
+    body = render(runner)
     try:
         first = await anext(body)
     except BaseException:
         await _aclose(body)
         raise
-    streamed = _logged(first, body)
-    if cache is not None and key is not None:
-        streamed = _kept(streamed, cache, key, runner)
-    return Reply(200, ready.full_headers(ready.validators, None), streamed)
+    return _chained(first, body)
+
+
+def _coded(body: AsyncIterator[bytes], coding: str) -> AsyncIterator[bytes]:
+    return agzip_chunks(body) if coding == "gzip" else body
+
+
+async def _chained(first: bytes, rest: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    try:
+        yield first
+        async for chunk in rest:
+            yield chunk
+    finally:
+        await _aclose(rest)
 
 
 async def _sized_body(chunks: AsyncIterator[bytes]) -> tuple[int, AsyncIterator[bytes]]:
@@ -667,6 +709,7 @@ async def _respond_recalled(
     runner: Runner,
     plan: Plan[AsyncUrlSource],
     recalled: Recalled,
+    share: Share | None = None,
 ) -> Reply | None:
     # As sitemap_core.serve._respond_recalled: None when counting afresh is needed.
     ready = recalled_ready(site, pending, plan, recalled)
@@ -677,21 +720,17 @@ async def _respond_recalled(
         if spooled is None:
             site.recall.disarm(ready.identity)
         return spooled
-    check = Check(recalled.counts, text, expected=recalled)
-    body = aiter_body(plan, runner, observe=check.observe if text else None, check=check)
-    if ready.coding == "gzip":
-        body = agzip_chunks(body)
-    try:
-        first = await anext(body)
-    except StaleValidatorsError:
-        await _aclose(body)
-        site.recall.disarm(ready.identity)  # nothing was sent: count and render afresh
-        return None
-    except BaseException:
-        await _aclose(body)
-        raise
-    streamed = _disarming(_logged(first, body), site, ready.identity)
+
+    def render(runner: Runner) -> AsyncIterator[bytes]:
+        check = Check(recalled.counts, text, expected=recalled)
+        body = aiter_body(plan, runner, observe=check.observe if text else None, check=check)
+        return _disarming(_logged(_coded(body, ready.coding)), site, ready.identity)
+
     assert ready.validators is not None
+    try:
+        streamed = await _started(render, cache_key_of(ready.validators), share, runner)
+    except StaleValidatorsError:
+        return None  # nothing was sent: count and render afresh (already disarmed)
     return Reply(200, ready.full_headers(ready.validators, None), streamed)
 
 
@@ -740,8 +779,9 @@ async def _kept(
             cache_set(cache, key, document)
 
 
-async def _logged(first: bytes, rest: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
-    yield first
+async def _logged(rest: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    # A failure after the first byte is logged here, once per render; the error goes on,
+    # so the server cuts the transfer.
     try:
         async for chunk in rest:
             yield chunk

@@ -62,6 +62,7 @@ __all__ = [
     "Ready",
     "answer_robots",
     "begin",
+    "cache_key_of",
     "classify",
     "conclude",
     "count_index_parts",
@@ -437,7 +438,7 @@ def conclude(site: Site[S], pending: Pending[S], plan: Plan[S], facts: Facts) ->
         plan,
         headers,
         validators,
-        None if validators is None else _cache_key(validators),
+        None if validators is None else cache_key_of(validators),
         pending.coding,
         pending.identity,
         pending.head,
@@ -450,7 +451,8 @@ def conclude(site: Site[S], pending: Pending[S], plan: Plan[S], facts: Facts) ->
     return ready if answered is None else answered
 
 
-def _cache_key(validators: Validators) -> str | None:
+def cache_key_of(validators: Validators) -> str | None:
+    """The key of a document in the page cache (and of its shared render): its ETag."""
     etag = validators.etag
     return None if etag is None else etag.removeprefix("W/").strip('"')
 

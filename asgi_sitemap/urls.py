@@ -166,6 +166,9 @@ def _renderer(name: str, context: SitemapContext) -> Render | None:
     router = context.router
     if router is None or type(router).url_path_for is not Router.url_path_for:
         return None
+    base = context.base.url
+    if context.base.join("/a") != base + "/a":  # the reference joins otherwise: defer to it
+        return None
     routes = list(router.routes)
     try:
         key_sets = set(_key_sets(routes, name, frozenset(), 0))
@@ -178,7 +181,7 @@ def _renderer(name: str, context: SitemapContext) -> Render | None:
         except _Unknown:  # parameters named so go to url_path_for (no renderer matches)
             continue
         if chain is not None:
-            renderers[keys] = _chain_renderer(context.base.url, chain, keys)
+            renderers[keys] = _chain_renderer(base, chain, keys)
     if not renderers:
         return None  # no route of that name: url_path_for raises NoMatchFound
     if len(renderers) == 1:

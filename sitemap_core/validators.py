@@ -97,10 +97,26 @@ def _stable(value: object) -> bytes:
     )
 
 
+#: The first and last instants a datetime can hold, in UTC.
+_FIRST_INSTANT = datetime.min.replace(tzinfo=UTC)
+_LAST_INSTANT = datetime.max.replace(tzinfo=UTC)
+
+
 def lastmod_instant(lastmod: str) -> datetime:
-    """The instant of a normalised ``lastmod`` text (a date counts as its UTC midnight)."""
+    """The instant of a normalised ``lastmod`` text, in UTC (a date counts as its UTC
+    midnight).
+
+    ``0001-01-01T00:00:00+01:00`` is a valid W3C date whose instant lies before the
+    first one a datetime holds in UTC (and likewise past 9999 with a negative offset):
+    such an instant is clamped to the first (last) one, so that comparing it or writing
+    it as an HTTP date can never fail.
+    """
     if "T" in lastmod:
-        return datetime.fromisoformat(lastmod)
+        moment = datetime.fromisoformat(lastmod)
+        try:
+            return moment.astimezone(UTC)
+        except OverflowError:
+            return _FIRST_INSTANT if moment.year == 1 else _LAST_INSTANT
     return datetime.combine(date.fromisoformat(lastmod), datetime.min.time(), UTC)
 
 

@@ -18,6 +18,7 @@ own ``url_path_for`` gives, at a fraction of its cost. ``params`` may be a list,
 from __future__ import annotations
 
 import inspect
+import sys
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -172,12 +173,32 @@ class SitemapRoutes:
 
 def _named_routes(routes: Iterable[Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
     for route in routes:
+        endpoint = getattr(route, "endpoint", None)
         children = getattr(route, "routes", None)
-        if children is not None and not hasattr(route, "endpoint"):  # a Mount / Host
+        if endpoint is None and children is not None:  # a Mount / Host
             name = getattr(route, "name", None)
             yield from _named_routes(children, f"{prefix}{name}:" if name else prefix)
-        elif hasattr(route, "endpoint") and getattr(route, "name", None):
+        elif endpoint is not None and getattr(route, "name", None):
             yield prefix + route.name, route
+        elif endpoint is None:
+            yield from _named_routes(_included_routes(route), prefix)
+
+
+def _included_routes(route: Any) -> list[Any]:
+    """The routes of a FastAPI included router, which newer FastAPI keeps as one route.
+
+    FastAPI's ``iter_route_contexts`` lists them with their effective name, endpoint and
+    path parameters (the prefix's too); only looked up when FastAPI is in use.
+    """
+    expand = getattr(sys.modules.get("fastapi.routing"), "iter_route_contexts", None)
+    if expand is None:
+        return []
+    # A route it does not expand comes back as itself (or wrapped): not followed again.
+    return [
+        context
+        for context in expand([route])
+        if context is not route and (getattr(context, "route", None) is not route)
+    ]
 
 
 async def _count_params(spec: _Spec, runner: Runner) -> int:

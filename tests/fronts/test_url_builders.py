@@ -754,3 +754,51 @@ def test_docstring_examples_run() -> None:
     for module in (flask_urls, asgi_urls):
         failures, tried = doctest.testmod(module)
         assert tried and not failures
+
+
+def test_sitemap_routes_find_fastapi_included_routers() -> None:
+    """Newer FastAPI keeps an included router as one route: its endpoints are found
+    (nested inclusions and prefix parameters too) and their URLs are url_path_for's."""
+    app = FastAPI()
+    routes = asgi_sitemap.SitemapRoutes()
+    blog = APIRouter(prefix="/blog/{lang}")
+
+    @blog.get("/{slug}")
+    @routes.include(params=[{"slug": "a b", "lang": "en"}, {"slug": "c", "lang": "fr"}])
+    def post(lang: str, slug: str) -> str:
+        return slug
+
+    inner = APIRouter(prefix="/inner")
+
+    @inner.get("/{n}")
+    @routes.include(params=[{"n": 3, "lang": "de"}])
+    def deep(n: int) -> int:
+        return n
+
+    blog.include_router(inner)
+    app.include_router(blog)
+
+    @app.get("/")
+    @routes.include()
+    def home() -> str:
+        return "home"
+
+    app.add_middleware(asgi_sitemap.SitemapMiddleware, routes=routes)
+    response = asgi_client(app).get("/sitemap.xml")
+    assert response.status_code == 200
+    base = "http://localhost"
+    with asgi_context(base, app.router):
+        expected = [
+            reference_url_for("post", slug="a b", lang="en"),
+            reference_url_for("post", slug="c", lang="fr"),
+            reference_url_for("deep", n=3, lang="de"),
+            reference_url_for("home"),
+        ]
+    assert expected == [
+        f"{base}/blog/en/a b",
+        f"{base}/blog/fr/c",
+        f"{base}/blog/de/inner/3",
+        f"{base}/",
+    ]
+    locs = [line for line in response.text.splitlines() if "<loc>" in line]
+    assert locs == [f"<url><loc>{url.replace(' ', '%20')}</loc></url>" for url in expected]

@@ -21,7 +21,7 @@ from .values import (
     _CHANGEFREQ_BY_WORD,
     _COMMON_URL,
     _STRAY_PERCENT,
-    _WRITABLE_FIXED_ZONES,
+    _ZONE_SUFFIX,
     ChangeFreq,
     LastmodInput,
     _format_datetime,
@@ -29,6 +29,7 @@ from .values import (
     _normalise_changefreq,
     _normalise_priority,
     _writable_offset,
+    _zoned_text,
     normalise_lastmod,
     normalise_url,
 )
@@ -114,8 +115,8 @@ class Entry:
             self.loc = normalise_url(loc)
         if lastmod is None:
             self.lastmod = None
-        elif type(lastmod) is datetime and lastmod.tzinfo in _WRITABLE_FIXED_ZONES:
-            self.lastmod = lastmod.isoformat()
+        elif type(lastmod) is datetime and (suffix := _ZONE_SUFFIX.get(lastmod.tzinfo)):
+            self.lastmod = _zoned_text(lastmod, suffix)
         elif type(lastmod) is str and (text := _lastmod_text(lastmod)) is not None:
             # ISO text as a database gives it: checked and, at most, reshaped, instead
             # of parsed to a datetime and formatted back (which cost more than the
@@ -125,10 +126,10 @@ class Entry:
             self.lastmod = lastmod.isoformat()
         elif type(lastmod) is datetime and (offset := lastmod.utcoffset()) is not None:
             if _writable_offset(offset):
-                self.lastmod = lastmod.isoformat()
-                if type(lastmod.tzinfo) is timezone and len(_WRITABLE_FIXED_ZONES) < 64:
-                    # A fixed offset never changes: remember it was writable.
-                    _WRITABLE_FIXED_ZONES.add(lastmod.tzinfo)
+                self.lastmod = text = lastmod.isoformat()
+                if type(lastmod.tzinfo) is timezone and len(_ZONE_SUFFIX) < 64:
+                    # A fixed offset never changes: remember it, as it is written.
+                    _ZONE_SUFFIX[lastmod.tzinfo] = text[-6:]
             else:
                 self.lastmod = _format_datetime(lastmod, lastmod)
         else:

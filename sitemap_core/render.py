@@ -25,7 +25,7 @@ from .limits import (
 )
 from .namespaces import SITEMAP_NS
 from .rows import Row, RowBatch, entry_from_row, loc_matcher, not_under
-from .values import _CHANGEFREQ_TEXT, _STRAY_PERCENT, _WRITABLE_FIXED_ZONES, _lastmod_text
+from .values import _CHANGEFREQ_TEXT, _STRAY_PERCENT, _ZONE_SUFFIX, _lastmod_text, _zoned_text
 from .xmltext import escape, escape_uri
 
 __all__ = [
@@ -130,7 +130,8 @@ def _row_elements(rows: list[Row], origin: str | None, source: str) -> str:
     """
     match = loc_matcher(origin)
     stray = _STRAY_PERCENT.search
-    zones = _WRITABLE_FIXED_ZONES
+    zones = _ZONE_SUFFIX
+    zoned = _zoned_text
     words = _CHANGEFREQ_TEXT
     priorities = _PRIORITY_TEXT
     parts: list[str] = []
@@ -144,7 +145,7 @@ def _row_elements(rows: list[Row], origin: str | None, source: str) -> str:
             and match(loc) is not None
             and ("%" not in loc or stray(loc) is None)
             and type(lastmod) is datetime
-            and lastmod.tzinfo in zones
+            and (suffix := zones.get(lastmod.tzinfo)) is not None
             and (word := words.get(changefreq)) is not None
             and type(priority) is float
             and 0.0 <= priority <= 1.0
@@ -154,7 +155,7 @@ def _row_elements(rows: list[Row], origin: str | None, source: str) -> str:
             if "'" in loc:
                 loc = loc.replace("'", "&apos;")
             append(
-                f"<url><loc>{loc}</loc><lastmod>{lastmod.isoformat()}</lastmod>"
+                f"<url><loc>{loc}</loc><lastmod>{zoned(lastmod, suffix)}</lastmod>"
                 f"<changefreq>{word}</changefreq><priority>"
                 f"{priorities.get(priority) or format_priority(priority + 0.0)}"
                 "</priority></url>\n"
@@ -192,10 +193,9 @@ def _sparse_element(
         return None
     if lastmod is None:
         written = ""
-    elif (type(lastmod) is datetime and lastmod.tzinfo in _WRITABLE_FIXED_ZONES) or type(
-        lastmod
-    ) is date:
-        assert isinstance(lastmod, date)
+    elif type(lastmod) is datetime and (suffix := _ZONE_SUFFIX.get(lastmod.tzinfo)):
+        written = f"<lastmod>{_zoned_text(lastmod, suffix)}</lastmod>"
+    elif type(lastmod) is date:
         written = f"<lastmod>{lastmod.isoformat()}</lastmod>"
     elif type(lastmod) is str and (text := _lastmod_text(lastmod)) is not None:
         written = f"<lastmod>{text}</lastmod>"

@@ -195,8 +195,36 @@ def normalise_lastmod(value: Any) -> str:
     raise InvalidEntryError("lastmod", value, "must be a date, datetime or ISO 8601 str")
 
 
-#: Fixed-offset zones (``datetime.timezone``) already seen to be writable as they are.
-_WRITABLE_FIXED_ZONES: set[tzinfo] = {UTC}
+#: Fixed-offset zones (``datetime.timezone``) already seen to be writable as they are,
+#: each with its offset as ``isoformat()`` writes it.
+_ZONE_SUFFIX: dict[tzinfo | None, str] = {UTC: "+00:00"}  # looked up with None too
+
+# isoformat() costs more than everything else an entry does (C's printf-like formatter,
+# and a call of utcoffset()). The lastmods of a page fall on few days, so the text of
+# each day is kept, and the time is put together from two-digit strings: the same text
+# in under a third of the time (0.17 us against 0.56 us here), and, when every lastmod
+# falls on a day not seen yet, in about isoformat()'s (4% more).
+_DAY_TEXT: dict[int, str] = {}
+# About 2.8 years of days, ~130 KiB; past that the memo starts again. A page in date
+# order still finds every day but its first; one in no order loses little.
+_MAX_DAYS = 1024
+_TWO_DIGITS = tuple(f"{number:02d}" for number in range(60))
+
+
+def _zoned_text(moment: datetime, suffix: str) -> str:
+    """``moment.isoformat()`` for a datetime whose zone writes ``suffix`` (a fixed offset)."""
+    day = _DAY_TEXT.get(ordinal := moment.toordinal())
+    if day is None:
+        if len(_DAY_TEXT) >= _MAX_DAYS:
+            _DAY_TEXT.clear()
+        day = _DAY_TEXT[ordinal] = date.fromordinal(ordinal).isoformat()
+    two = _TWO_DIGITS
+    if moment.microsecond:
+        return (
+            f"{day}T{two[moment.hour]}:{two[moment.minute]}:{two[moment.second]}"
+            f".{moment.microsecond:06d}{suffix}"
+        )
+    return f"{day}T{two[moment.hour]}:{two[moment.minute]}:{two[moment.second]}{suffix}"
 
 
 def _writable_offset(offset: timedelta) -> bool:

@@ -29,7 +29,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from sitemap_core import ChangeFreq, Entry, Image, InvalidEntryError, UrlsetEncoder
+from sitemap_core import ChangeFreq, Entry, Image, InvalidEntryError, UrlsetEncoder, values
 from sitemap_core.render import format_priority
 from sitemap_core.sources import coerce_batch
 from sitemap_core.values import (
@@ -435,3 +435,26 @@ def test_a_fast_form_and_a_slow_form_of_one_value_make_equal_entries() -> None:
         Entry(ORIGIN + "a", moment.astimezone(TZ)),
     ]
     assert all(form == forms[0] and hash(form) == hash(forms[0]) for form in forms)
+
+
+# ---------------------------------------------------------------- the memo of day texts
+
+
+@SETTINGS
+@given(st.datetimes(timezones=st.sampled_from([UTC, TZ, timezone(timedelta(hours=-14))])))
+@example(datetime(1, 1, 1, tzinfo=UTC))
+@example(datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=TZ))
+@example(datetime(2024, 5, 1, 0, 0, 0, 1, tzinfo=TZ))
+def test_a_datetime_in_a_fixed_offset_is_written_as_isoformat_writes_it(moment: datetime) -> None:
+    # The first entry in a zone remembers it; the second takes the memo of days.
+    first, second = Entry(ORIGIN, moment), Entry(ORIGIN, moment)
+    assert first.lastmod == second.lastmod == moment.isoformat()
+    assert via_row((ORIGIN, moment, "daily", 0.5)) == via_entry((ORIGIN, moment, "daily", 0.5))
+
+
+def test_the_memo_of_days_stays_bounded_and_right() -> None:
+    start = datetime(1990, 1, 1, 12, tzinfo=TZ)
+    moments = [start + timedelta(days=day, microseconds=day % 3) for day in range(3000)]
+    for moment in moments:
+        assert Entry(ORIGIN, moment).lastmod == moment.isoformat()
+    assert 0 < len(values._DAY_TEXT) <= values._MAX_DAYS

@@ -89,10 +89,12 @@ class ExampleSite:
 
     @property
     def sized_documents(self) -> tuple[str, ...]:
-        """Documents fully known before they are sent, so always sent with Content-Length.
+        """Documents whose validators come from rendering them, not from fingerprints.
 
-        robots.txt, and the routes source's pages: that source has no fingerprint, so
-        its pages are rendered to a spool first (their ETag is a digest of the bytes).
+        robots.txt (always sent with its length), and the routes source's pages: that
+        source has no fingerprint, so a worker's first render of a page is spooled (its
+        ETag is a digest of the bytes), and its later GETs stream on what that render
+        found (see :mod:`sitemap_core.recall`).
         """
         return ("/robots.txt", "/sitemap-pages-1.xml", "/sitemap-pages-1.txt")
 

@@ -1,7 +1,7 @@
 """A ready-made sliceable source over an SQLite table (standard library only).
 
-:class:`SQLiteSource` is what ``PostPages`` in ``examples/flask_blog/app.py`` writes by
-hand: ``len()`` is one ``SELECT COUNT(*)``, ``source[start:stop]`` is one bounded query
+:class:`SQLiteSource` is what the examples (``examples/flask_blog/app.py``) list their
+big tables with: ``len()`` is one ``SELECT COUNT(*)``, ``source[start:stop]`` is one bounded query
 whose rows become entries lazily, and ``fingerprint`` / ``newest`` make ETags, 304s,
 the page cache and the index's ``<lastmod>`` values cheap::
 

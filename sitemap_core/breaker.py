@@ -30,8 +30,11 @@ def describe(exc: BaseException) -> str:
 class Breaker:
     """Whether to ask ``name`` now; thread-safe, cheap when all is well.
 
-    Call :meth:`allow` before each call to the backend (False: skip it, as a miss),
-    then :meth:`succeeded` or :meth:`failed` with what it raised.
+    Call :meth:`allow` before each call to the backend: None means skip it (treat it
+    as a miss); otherwise it is the call's ticket, to give back with
+    :meth:`succeeded` or :meth:`failed` (with what the call raised). The ticket tells
+    a call that started before the breaker opened from the probe: a late answer of
+    the former neither closes the breaker nor writes a second line.
     """
 
     def __init__(
@@ -50,8 +53,10 @@ class Breaker:
         self._lock = threading.Lock()
         #: None while closed (the backend is asked); else when it may be probed again.
         self._open_until: float | None = None
-        #: When the probe in flight started (None: none in flight).
-        self._probe_started: float | None = None
+        #: When the breaker last opened.
+        self._opened_at = float("-inf")
+        #: The ticket of the probe in flight (None: none in flight).
+        self._probe: float | None = None
         #: How many calls were skipped since the breaker last opened (for the log).
         self.skipped = 0
 
@@ -60,45 +65,48 @@ class Breaker:
         """True while the backend is not being asked (failed, not yet back)."""
         return self._open_until is not None
 
-    def allow(self) -> bool:
-        """True when the caller should ask the backend now."""
-        if self._open_until is None:  # the common case, without the lock
-            return True
+    def allow(self) -> float | None:
+        """The call's ticket when the caller should ask the backend now, else None."""
         now = self.clock()
+        if self._open_until is None:  # the common case, without the lock
+            return now
         with self._lock:
             if self._open_until is None:
-                return True
-            started = self._probe_started
+                return now
+            probe = self._probe
             # A probe that never returned (a client without timeouts) must not keep
             # the backend shut forever: after an interval another caller may probe.
-            if now >= self._open_until and (started is None or now - started >= self.retry_after):
-                self._probe_started = now
-                return True
+            if now >= self._open_until and (probe is None or now - probe >= self.retry_after):
+                self._probe = now
+                return now
             self.skipped += 1
-            return False
+            return None
 
-    def succeeded(self) -> None:
-        """The call answered: the backend is asked again by everyone."""
+    def succeeded(self, ticket: float) -> None:
+        """The call of ``ticket`` answered: if it was the probe, everyone asks again."""
         if self._open_until is None:
             return
         with self._lock:
-            if self._open_until is None:
+            # An answer to a call made before the breaker opened says nothing of now.
+            if self._open_until is None or ticket <= self._opened_at:
                 return
             self._open_until = None
-            self._probe_started = None
+            self._probe = None
             skipped, self.skipped = self.skipped, 0
         self.logger.info("%s answers again (%d calls skipped meanwhile)", self.name, skipped)
 
-    def failed(self, exc: BaseException) -> None:
-        """The call failed or timed out: skip the backend for ``retry_after`` seconds."""
+    def failed(self, exc: BaseException, ticket: float) -> None:
+        """The call of ``ticket`` failed or timed out: skip the backend for
+        ``retry_after`` seconds (and say so, once)."""
         now = self.clock()
         with self._lock:
             # Several calls in flight when the backend froze fail together: the first
-            # opens the breaker and logs; the others find it open (no second line).
-            if self._open_until is not None and self._probe_started is None:
+            # opens the breaker and logs; the others (all but the probe) find it open.
+            if self._open_until is not None and (self._probe is None or ticket < self._probe):
                 return
             self._open_until = now + self.retry_after
-            self._probe_started = None
+            self._opened_at = now
+            self._probe = None
         self.logger.warning(
             "%s failed (%s); not asked for %g s, served without it meanwhile",
             self.name,

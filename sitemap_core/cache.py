@@ -165,27 +165,31 @@ class RedisCache:
 
     def get(self, key: str) -> bytes | None:
         """The document under ``key``, or None (also when Redis fails or is skipped)."""
-        if not self.breaker.allow():
+        ticket = self.breaker.allow()
+        if ticket is None:
             return None
         try:
             value: Any = self.client.get(self.prefix + key)
         except Exception as exc:
-            self.breaker.failed(exc)
+            self.breaker.failed(exc, ticket)
             return None
-        self.breaker.succeeded()
+        self.breaker.succeeded(ticket)
         return None if value is None else bytes(value)
 
     def set(self, key: str, value: bytes) -> None:
         """Store ``value`` with the TTL; too-large documents are skipped, and so is
         everything while Redis is failing."""
-        if len(value) > self.max_item_bytes or not self.breaker.allow():
+        if len(value) > self.max_item_bytes:
+            return
+        ticket = self.breaker.allow()
+        if ticket is None:
             return
         try:
             self.client.set(self.prefix + key, value, ex=self.ttl)
         except Exception as exc:
-            self.breaker.failed(exc)
+            self.breaker.failed(exc, ticket)
             return
-        self.breaker.succeeded()
+        self.breaker.succeeded(ticket)
 
 
 def check_cache_url(url: object, setting: str = "cache") -> str:

@@ -27,17 +27,25 @@ could answer, and a router whose ``url_path_for`` is not Starlette's.
 :func:`url_for` keeps one builder per route name, so sources that call
 ``url_for(name, **params)`` get the fast path too.
 
-Runnable example (the middleware sets the context while it serves a sitemap)::
+Runnable example (the middleware sets the context sources run in)::
 
-    >>> from starlette.routing import Route, Router
-    >>> from sitemap_core import BaseURL
-    >>> from asgi_sitemap.context import SitemapContext, _current
-    >>> router = Router([Route("/posts/{post_id:int}/{slug}", lambda r: None, name="post")])
-    >>> token = _current.set(SitemapContext(BaseURL.parse("https://example.com/blog"), router))
+    >>> from starlette.applications import Starlette
+    >>> from starlette.routing import Route
+    >>> from starlette.testclient import TestClient
+    >>> from asgi_sitemap import Entry, SitemapMiddleware
     >>> post_url = url_builder("post")
-    >>> post_url(post_id=7, slug="hello")
-    'https://example.com/blog/posts/7/hello'
-    >>> _current.reset(token)
+    >>> def posts():
+    ...     for post_id in (1, 2):
+    ...         yield Entry(post_url(post_id=post_id, slug="hello"))
+    >>> app = Starlette(routes=[Route("/posts/{post_id:int}/{slug}", lambda r: None, name="post")])
+    >>> site = SitemapMiddleware(app, {"posts": posts}, base_url="https://example.com")
+    >>> print(TestClient(site).get("/sitemap.xml").text)
+    <?xml version="1.0" encoding="UTF-8"?>
+    <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+    <url><loc>https://example.com/posts/1/hello</loc></url>
+    <url><loc>https://example.com/posts/2/hello</loc></url>
+    </urlset>
+    <BLANKLINE>
 """
 
 from __future__ import annotations

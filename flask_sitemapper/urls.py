@@ -431,14 +431,7 @@ def _path_renderer(prefix: str, plan: _RulePlan, query: bool) -> Render:
     """
     steps = plan.steps
     count = len(steps)
-    names = frozenset(name for name, _, _ in steps)
-    keys: dict[str, str] = {}
-
-    def rest(values: Mapping[str, Any]) -> str:
-        # Only reached when there are more values than variables.
-        if not query:
-            raise _UseUrlFor
-        return _query(values, names, keys)
+    rest = _query_renderer(frozenset(name for name, _, _ in steps), query)
 
     if plan.strip:
         first = plan.head
@@ -489,33 +482,42 @@ _QUERY_SAFE = "!$'()*,/:;?@"
 _query_needs_quoting = re.compile(r"[^A-Za-z0-9_.\-~!$'()*,/:;?@]").search
 
 
-def _query(values: Mapping[str, Any], variables: frozenset[str], keys: dict[str, str]) -> str:
-    """``?key=value&...`` of the values that are not the rule's variables, in their
-    order, quoted as Werkzeug's ``urlencode`` quotes them (``quote_plus``).
+def _query_renderer(variables: frozenset[str], allowed: bool) -> Render:
+    """A function giving ``?key=value&...`` of the values that are not the rule's
+    variables, in their order, quoted as Werkzeug's ``urlencode`` quotes them
+    (``quote_plus``); only called when there are such values.
 
     Values Werkzeug expands or drops (lists, tuples, sets, bytes, None) raise: url_for
-    builds those URLs. ``keys`` caches each key's quoted ``key=``.
+    builds those URLs; so do all of them when ``allowed`` is False (a map that sorts
+    its query arguments).
     """
-    pairs = []
-    for key, value in values.items():
-        if key in variables:
-            continue
-        start = keys.get(key)
-        if start is None:
-            start = _query_key(key, keys)
-        kind = type(value)
-        if kind is str:
-            # Letters and digits only (the usual case) is cheaper to see than the regex.
-            if not (value.isalnum() and value.isascii()) and _query_needs_quoting(value):
-                value = quote_plus(value, _QUERY_SAFE)
-        elif kind is int:
-            value = str(value)
-        elif value is None or isinstance(value, list | tuple | set | bytes):
+    keys: dict[str, str] = {}  # each key's quoted "key=", remembered
+
+    def query(values: Mapping[str, Any]) -> str:
+        if not allowed:
             raise _UseUrlFor
-        else:
-            value = quote_plus(str(value), _QUERY_SAFE)
-        pairs.append(start + value)
-    return "?" + "&".join(pairs)
+        pairs = []
+        for key, value in values.items():
+            if key in variables:
+                continue
+            start = keys.get(key)
+            if start is None:
+                start = _query_key(key, keys)
+            kind = type(value)
+            if kind is str:
+                # Letters and digits only (the usual case) is cheaper to see than the regex.
+                if not (value.isalnum() and value.isascii()) and _query_needs_quoting(value):
+                    value = quote_plus(value, _QUERY_SAFE)
+            elif kind is int:
+                value = str(value)
+            elif value is None or isinstance(value, list | tuple | set | bytes):
+                raise _UseUrlFor
+            else:
+                value = quote_plus(str(value), _QUERY_SAFE)
+            pairs.append(start + value)
+        return "?" + "&".join(pairs)
+
+    return query
 
 
 def _query_key(key: Any, keys: dict[str, str]) -> str:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import chain, islice
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from flask import Flask
 
@@ -45,6 +46,11 @@ class RouteSpec:
     params: Params | None
     defaults: dict[str, Any] = field(default_factory=dict)
     languages: Languages | None = None
+    #: The endpoints found per app, once that app serves requests (it can no longer
+    #: add routes then): a count asks for them on every request.
+    _found: WeakKeyDictionary[Flask, list[str]] = field(
+        default_factory=WeakKeyDictionary, repr=False, compare=False
+    )
 
     @classmethod
     def build(
@@ -74,7 +80,14 @@ class RouteSpec:
 
     def find_endpoints(self, app: Flask) -> list[str]:
         """The endpoints ``app`` registered for this view (through any wrappers)."""
-        return [name for name, func in app.view_functions.items() if wraps(func, self.view)]
+        found = self._found.get(app)
+        if found is not None:
+            return found
+        found = [name for name, func in app.view_functions.items() if wraps(func, self.view)]
+        # Flask refuses new routes once it served a request, so the answer is final then.
+        if app._got_first_request:
+            self._found[app] = found
+        return found
 
     def endpoints(self, app: Flask) -> list[str]:
         """As :meth:`find_endpoints`, but a view that is no route is an error, and so is

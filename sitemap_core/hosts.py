@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 from .entries import normalise_url
@@ -63,8 +64,16 @@ class BaseURL:
         """Parse a configured base URL; raise :class:`ConfigurationError` if unusable.
 
         It is normalised as entries are (IDNA host, lower case, no default port), so
-        that the site's own entries always match it.
+        that the site's own entries always match it. Remembered: a front parses its
+        base URL (or the request's allowed host) on every request.
         """
+        if not isinstance(text, str):
+            raise ConfigurationError(f"base URL must be a str, got {text!r}")
+        return _parsed(text)
+
+    @classmethod
+    def _parse(cls, text: str) -> BaseURL:
+        # What parse() remembers.
         if not isinstance(text, str):
             raise ConfigurationError(f"base URL must be a str, got {text!r}")
         parts = urlsplit(text.strip())
@@ -158,6 +167,13 @@ class BasePolicy:
         if self.fixed is not None:
             return self.fixed
         return BaseURL.from_request(scheme, host, root_path, self.allowed_hosts)
+
+
+@lru_cache(maxsize=256)
+def _parsed(text: str) -> BaseURL:
+    # Bounded: '*' lets any Host header through, and each is parsed once at most while
+    # it stays among the 256 latest; errors are not remembered.
+    return BaseURL._parse(text)
 
 
 def check_allowed_hosts(hosts: object, setting: str = "allowed_hosts") -> tuple[str, ...]:

@@ -250,24 +250,42 @@ _LASTMOD_TEXT = re.compile(
 def _lastmod_text(text: str) -> str | None:
     """``normalise_lastmod(text)`` for text of a recognised shape, else None.
 
-    The same result without converting through a datetime: the text is checked to be
-    a real date and time by ``fromisoformat`` (which a shape cannot tell: 2023-02-29)
-    and rewritten only where ``isoformat()`` would write it differently (the "T", the
-    zone). Anything else, valid or not, is None: the general path decides.
+    The same result without converting through a datetime and back: the text is
+    checked to be a real date and time by ``fromisoformat`` (which a shape cannot tell:
+    2023-02-29) and rewritten only where ``isoformat()`` would write it differently
+    (the "T", the zone). Anything else, valid or not, is None: the general path decides.
     """
+    # isoformat()'s own shape, or str()'s (a space for the "T"), with an offset already
+    # seen: told by position, which costs less than the regex. fromisoformat() accepts
+    # far more than this shape (10:00.5, 10:00,5, week dates, any separator), so every
+    # separator is checked; the offset must be one a datetime in that zone writes.
+    if len(text) == 25 and text[4:17:3] in _MARKS and text[11:13] != "24":
+        try:
+            moment = datetime.fromisoformat(text)
+        except ValueError:
+            return None
+        if _ZONE_SUFFIX.get(moment.tzinfo) == text[19:]:
+            return text if text[10] == "T" else text.replace(" ", "T", 1)
     if _LASTMOD_TEXT.match(text) is None:
         return None
     try:
         if len(text) == 10:
             date.fromisoformat(text)
             return text
-        datetime.fromisoformat(text)
+        zone = datetime.fromisoformat(text).tzinfo
     except ValueError:
         return None
     # The shape leaves three zones: an offset (its sign 6 from the end), "Z" or none.
     if text[-6] not in "+-":
         text = (text[:-1] if text[-1] == "Z" else text) + "+00:00"
+    elif zone not in _ZONE_SUFFIX and len(_ZONE_SUFFIX) < 64:
+        # A writable offset (the shape says so), written as isoformat() writes it.
+        _ZONE_SUFFIX[zone] = text[-6:]
     return text if text[10] == "T" else text.replace(" ", "T", 1)
+
+
+# The separators of "YYYY-MM-DDThh:mm:ss" at 4, 7, 10, 13 and 16.
+_MARKS = ("--T::", "-- ::")
 
 
 def _format_datetime(value: datetime, given: object) -> str:

@@ -322,6 +322,27 @@ def test_the_shapes_databases_give_are_recognised(text: str) -> None:
     assert _lastmod_text(text) == general_lastmod(text)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "2024-05-01T10:00.12+05:30",  # a fraction of a minute
+        "2024-05-01T10:00,000+05:30",  # a comma fraction
+        "2024-05-01T10:00:00.+05:30",  # an empty fraction
+        "2024-W18-3T10:00:00+05:30",  # a week date
+        "2024-05-01X10:00:00+05:30",  # another separator
+        "2024-05-01T10:00:00+0530",
+        "2024-05-01T10:00:00-00:00",
+        "2024-05-01 10:00:00-00:00",
+        "2024-05-01T10:00:00+14:01",
+    ],
+)
+def test_forms_fromisoformat_accepts_beyond_the_shape_are_written_as_ever(text: str) -> None:
+    # Of the same length and offset as the shape told by position, with the zone known.
+    Entry(ORIGIN, datetime(2024, 5, 1, tzinfo=TZ))
+    assert Entry(ORIGIN, text).lastmod == general_lastmod(text)
+    assert via_row((ORIGIN, text)) == via_entry((ORIGIN, text))
+
+
 @pytest.mark.parametrize("bad", ["2023-02-29", "2024-05-01T24:00:00", "2024-13-01", "0000-01-01"])
 def test_a_bad_text_lastmod_fails_as_it_did(bad: str) -> None:
     with pytest.raises(InvalidEntryError) as raised:

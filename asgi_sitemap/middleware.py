@@ -29,8 +29,8 @@ from sitemap_core.serve import answer_robots, classify, request_headers
 from sitemap_core.settings import Settings, SettingsArguments
 
 from .context import SitemapContext, _current
-from .routes import SitemapRoutes
 from .relay import Relays
+from .routes import SitemapRoutes
 from .threads import ThreadRunner
 
 __all__ = ["SitemapMiddleware"]

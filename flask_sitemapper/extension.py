@@ -61,6 +61,7 @@ from collections import ChainMap
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
+from weakref import WeakKeyDictionary
 
 from flask import Flask, Response, abort, current_app, request, stream_with_context
 from flask.globals import request_ctx
@@ -473,10 +474,25 @@ def _allowed_hosts(config: Mapping[str, Any]) -> tuple[str, ...]:
     return LOOPBACK_HOSTS
 
 
+#: URL adapters bound to a base URL, per app: building one costs more than a 304's
+#: own work, and an adapter is only read when it builds URLs.
+_ADAPTERS: WeakKeyDictionary[Flask, dict[str, MapAdapter]] = WeakKeyDictionary()
+
+
 def _url_adapter(app: Flask, base: BaseURL) -> MapAdapter:
-    scheme, _, rest = base.url.partition("://")
-    netloc, _, prefix = rest.partition("/")
-    return app.url_map.bind(netloc, script_name="/" + prefix, url_scheme=scheme, path_info="/")
+    adapters = _ADAPTERS.setdefault(app, {})
+    adapter = adapters.get(base.url)
+    if adapter is None:
+        scheme, _, rest = base.url.partition("://")
+        netloc, _, prefix = rest.partition("/")
+        adapter = app.url_map.bind(
+            netloc, script_name="/" + prefix, url_scheme=scheme, path_info="/"
+        )
+        # Kept once the app serves requests (its routes are final then), for a bounded
+        # number of base URLs (an allow-list may admit many hosts).
+        if app._got_first_request and len(adapters) < 64:
+            adapters[base.url] = adapter
+    return adapter
 
 
 def _to_response(app: Flask, reply: Reply) -> Response:

@@ -26,6 +26,7 @@ import subprocess
 import sys
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, date, datetime, timedelta, timezone
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ import pytest
 from xsd import validate
 
 from sitemap_core import BaseURL, ConfigurationError, Entry, Site, UrlSource, respond
+from sitemap_core import validators as validators_module
 from sitemap_core.known import WHOLE
 from sitemap_core.validators import (
     Validators,
@@ -776,3 +778,28 @@ def test_robots_txt_answers_if_none_match() -> None:
         assert got.header("ETag") == etag
         assert got.header("Cache-Control") == ok.header("Cache-Control")
     assert fetch(site, "/robots.txt", headers={"if-none-match": '"other"'}).body == ok.body
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        (1, 1.0),
+        (1, True),
+        (0.0, -0.0),
+        (Decimal("1"), Decimal("1.0")),
+        (
+            datetime(2024, 1, 1, 12, tzinfo=timezone(timedelta(hours=1))),
+            datetime(2024, 1, 1, 11, tzinfo=UTC),
+        ),
+        (("a", 1), ["a", 1.0]),
+    ],
+)
+def test_remembered_etags_never_mix_values_python_calls_equal(one: object, other: object) -> None:
+    # Equal in Python, encoded apart for the ETag: each keeps its own, in either order.
+    fresh = {}
+    for value in (one, other):
+        validators_module._ETAGS.clear()
+        fresh[repr(value)] = fingerprint_etag("doc", [value], "identity")
+    validators_module._ETAGS.clear()
+    for value in (one, other, one, other):
+        assert fingerprint_etag("doc", [value], "identity") == fresh[repr(value)]

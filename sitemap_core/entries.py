@@ -28,6 +28,7 @@ from .values import (
     _lastmod_text,
     _normalise_changefreq,
     _normalise_priority,
+    _remember_zone,
     _writable_offset,
     _zoned_text,
     normalise_lastmod,
@@ -127,9 +128,9 @@ class Entry:
         elif type(lastmod) is datetime and (offset := lastmod.utcoffset()) is not None:
             if _writable_offset(offset):
                 self.lastmod = text = lastmod.isoformat()
-                if type(lastmod.tzinfo) is timezone and len(_ZONE_SUFFIX) < 64:
+                if type(lastmod.tzinfo) is timezone:
                     # A fixed offset never changes: remember it, as it is written.
-                    _ZONE_SUFFIX[lastmod.tzinfo] = text[-6:]
+                    _remember_zone(lastmod.tzinfo, text[-6:])
             else:
                 self.lastmod = _format_datetime(lastmod, lastmod)
         else:

@@ -198,6 +198,20 @@ def normalise_lastmod(value: Any) -> str:
 #: Fixed-offset zones (``datetime.timezone``) already seen to be writable as they are,
 #: each with its offset as ``isoformat()`` writes it.
 _ZONE_SUFFIX: dict[tzinfo | None, str] = {UTC: "+00:00"}  # looked up with None too
+#: The offsets of those zones, as written: ISO text ending in one needs no zone object.
+_ZONE_TEXTS: set[str] = {"+00:00"}
+
+
+def _remember_zone(zone: tzinfo | None, suffix: str) -> None:
+    """Remember a fixed-offset zone that is written as it is, with its written offset.
+
+    A site uses one or two zones; past 64 nothing more is remembered (the general path
+    still writes the rest).
+    """
+    if zone is not None and len(_ZONE_SUFFIX) < 64:
+        _ZONE_SUFFIX[zone] = suffix
+        _ZONE_TEXTS.add(suffix)
+
 
 # isoformat() costs more than everything else an entry does (C's printf-like formatter,
 # and a call of utcoffset()). The lastmods of a page fall on few days, so the text of
@@ -259,13 +273,17 @@ def _lastmod_text(text: str) -> str | None:
     # seen: told by position, which costs less than the regex. fromisoformat() accepts
     # far more than this shape (10:00.5, 10:00,5, week dates, any separator), so every
     # separator is checked; the offset must be one a datetime in that zone writes.
-    if len(text) == 25 and text[4:17:3] in _MARKS and text[11:13] != "24":
+    if (
+        len(text) == 25
+        and text[4:17:3] in _MARKS
+        and text[19:] in _ZONE_TEXTS
+        and text[11:13] != "24"
+    ):
         try:
-            moment = datetime.fromisoformat(text)
+            datetime.fromisoformat(text)
         except ValueError:
             return None
-        if _ZONE_SUFFIX.get(moment.tzinfo) == text[19:]:
-            return text if text[10] == "T" else text.replace(" ", "T", 1)
+        return text if text[10] == "T" else text.replace(" ", "T", 1)
     if _LASTMOD_TEXT.match(text) is None:
         return None
     try:
@@ -278,9 +296,8 @@ def _lastmod_text(text: str) -> str | None:
     # The shape leaves three zones: an offset (its sign 6 from the end), "Z" or none.
     if text[-6] not in "+-":
         text = (text[:-1] if text[-1] == "Z" else text) + "+00:00"
-    elif zone not in _ZONE_SUFFIX and len(_ZONE_SUFFIX) < 64:
-        # A writable offset (the shape says so), written as isoformat() writes it.
-        _ZONE_SUFFIX[zone] = text[-6:]
+    elif zone not in _ZONE_SUFFIX:
+        _remember_zone(zone, text[-6:])  # a writable offset: the shape says so
     return text if text[10] == "T" else text.replace(" ", "T", 1)
 
 

@@ -51,6 +51,9 @@ class RouteSpec:
     _found: WeakKeyDictionary[Flask, list[str]] = field(
         default_factory=WeakKeyDictionary, repr=False, compare=False
     )
+    #: One URL builder per endpoint, kept so that its plan of the rule (and, while the
+    #: extension reuses a URL adapter, its bound prefix) outlives a request.
+    _builders: dict[str, UrlBuilder] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def build(
@@ -123,7 +126,10 @@ class RouteSpec:
     def entries(self, app: Flask) -> Iterator[Entry]:
         """Build one entry per endpoint and param item (URLs as ``url_for`` gives them)."""
         for endpoint in self.endpoints(app):
-            build_url = UrlBuilder(endpoint).build
+            builder = self._builders.get(endpoint)
+            if builder is None:
+                builder = self._builders.setdefault(endpoint, UrlBuilder(endpoint))
+            build_url = builder.build
             yield from iter_param_entries(
                 self.param_items(), endpoint, self.defaults, self.languages, build_url
             )

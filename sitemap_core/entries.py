@@ -144,8 +144,8 @@ class Entry:
             self.priority = priority + 0.0  # -0.0 becomes 0.0, as below
         else:
             self.priority = None if priority is None else _normalise_priority(priority)
-        if images is None and videos is None and news is None and alternates is None:
-            self.extra = None
+        if videos is None and news is None and alternates is None:
+            self.extra = None if images is None else Extensions.of_images(images)
         else:
             self.extra = Extensions.build(self.loc, images, videos, news, alternates)
 

@@ -87,27 +87,30 @@ def _url_elements(entries: Sequence[Entry], declared: int | None) -> tuple[str, 
         changefreq = entry.changefreq
         priority = entry.priority
         extra = entry.extra
-        if (
-            extra is None
-            and lastmod is not None
-            and changefreq is not None
-            and priority is not None
-        ):
-            append(
-                f"<url><loc>{loc}</loc><lastmod>{lastmod}</lastmod>"
-                f"<changefreq>{words[changefreq]}</changefreq><priority>"
-                f"{priorities.get(priority) or format_priority(priority)}</priority></url>\n"
-            )
-            continue
-        # Any other shape: each optional field, then the extensions' XML.
         if extra is None:
+            if lastmod is not None and changefreq is not None and priority is not None:
+                append(
+                    f"<url><loc>{loc}</loc><lastmod>{lastmod}</lastmod>"
+                    f"<changefreq>{words[changefreq]}</changefreq><priority>"
+                    f"{priorities.get(priority) or format_priority(priority)}</priority></url>\n"
+                )
+                continue
             head, tail = "<url>", "</url>\n"
         else:
             used = extra.mask
             mask |= used
             missing = 0 if declared is None else used & ~declared
             head = f"<url{declarations(missing)}>" if missing else "<url>"
+            if lastmod is not None and changefreq is not None and priority is not None:
+                append(
+                    f"{head}<loc>{loc}</loc><lastmod>{lastmod}</lastmod>"
+                    f"<changefreq>{words[changefreq]}</changefreq><priority>"
+                    f"{priorities.get(priority) or format_priority(priority)}</priority>"
+                    f"{extra.xml}</url>\n"
+                )
+                continue
             tail = extra.xml + "</url>\n"
+        # Any other shape: each optional field that is there.
         append(
             f"{head}<loc>{loc}</loc>"
             f"{'' if lastmod is None else f'<lastmod>{lastmod}</lastmod>'}"
@@ -132,20 +135,29 @@ def _row_elements(rows: list[Row], origin: str | None, source: str) -> str:
     stray = _STRAY_PERCENT.search
     zones = _ZONE_SUFFIX
     zoned = _zoned_text
+    iso_text = _lastmod_text
     words = _CHANGEFREQ_TEXT
     priorities = _PRIORITY_TEXT
     parts: list[str] = []
     append = parts.append
     misplaced: str | None = None
+    written: str | None
     for loc, lastmod, changefreq, priority in rows:
+        # The lastmod's text when it is in a form Entry writes inline: a datetime in a
+        # known zone, or ISO text as a database gives it (neither can raise).
+        if type(lastmod) is datetime and (suffix := zones.get(lastmod.tzinfo)) is not None:
+            written = zoned(lastmod, suffix)
+        elif type(lastmod) is str:
+            written = iso_text(lastmod)
+        else:
+            written = None
         # The whole row in the commonest form: one test per field, one f-string.
         if (
-            type(loc) is str
+            written is not None
+            and type(loc) is str
             and 12 <= len(loc) <= MAX_URL_LENGTH
             and match(loc) is not None
             and ("%" not in loc or stray(loc) is None)
-            and type(lastmod) is datetime
-            and (suffix := zones.get(lastmod.tzinfo)) is not None
             and (word := words.get(changefreq)) is not None
             and type(priority) is float
             and 0.0 <= priority <= 1.0
@@ -155,7 +167,7 @@ def _row_elements(rows: list[Row], origin: str | None, source: str) -> str:
             if "'" in loc:
                 loc = loc.replace("'", "&apos;")
             append(
-                f"<url><loc>{loc}</loc><lastmod>{zoned(lastmod, suffix)}</lastmod>"
+                f"<url><loc>{loc}</loc><lastmod>{written}</lastmod>"
                 f"<changefreq>{word}</changefreq><priority>"
                 f"{priorities.get(priority) or format_priority(priority + 0.0)}"
                 "</priority></url>\n"

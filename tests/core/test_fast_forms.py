@@ -390,6 +390,25 @@ def test_images_alone_give_what_the_general_extension_path_gives(
     assert outcome(built) == outcome(lambda: built(videos=()))
 
 
+@pytest.mark.parametrize("protocol", range(2, pickle.HIGHEST_PROTOCOL + 1))
+def test_images_given_as_urls_are_built_when_read(protocol: int) -> None:
+    urls = [ORIGIN + "a.png", ORIGIN + "b&c.png", ORIGIN + "é.png"]
+    lazy = Entry(ORIGIN, images=urls)
+    eager = Entry(ORIGIN, images=[Image(url) for url in urls])
+    general = Entry(ORIGIN, images=urls, videos=())
+    # Compared, hashed and pickled before anything reads the images, and after.
+    again = pickle.loads(pickle.dumps(lazy, protocol))
+    assert lazy == eager == general == again
+    assert hash(lazy) == hash(eager) == hash(general) == hash(again)
+    assert repr(lazy) == repr(eager)
+    images = lazy.images
+    assert images == eager.images == tuple(Image(url) for url in urls)
+    assert all(type(image) is Image for image in images)
+    assert lazy.images is images  # built once
+    assert pickle.loads(pickle.dumps(lazy, protocol)) == lazy
+    assert via_entries([lazy]) == via_entries([eager]) == via_entries([again])
+
+
 def test_images_keep_their_fields_and_stay_immutable() -> None:
     plain = Image(ORIGIN + "a.png")
     detailed = Image(ORIGIN + "b.png", caption=" A ", title="T", license=ORIGIN + "l")

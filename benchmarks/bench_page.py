@@ -13,7 +13,12 @@ Compares, in one process and on the same raw data,
   building a validated ``Entry`` per URL;
 * the same without ``count=`` (the source walked twice), and a source **without a
   fingerprint**, which the library renders into a spool before the first byte to
-  learn its ETag.
+  learn its ETag;
+* the same Flask sources with each lastmod given as **text**, as a database column
+  gives it (``str(datetime)``: ``2024-05-01 12:00:00+05:30``), which the library
+  writes as the datetime's own text: the same document, the same reference;
+* a page of 50,000 posts with **one image each** (``Entry(..., images=[url])``),
+  against its own plain reference writing the same bytes.
 
 Each repeat runs every contender once, in turn, after one warm-up. Reported: median
 wall time of each and its ratio to the reference (plus, for the two Flask streamed
@@ -85,6 +90,7 @@ from sitemap_core import (
 from sitemap_core.aio import AsyncUrlSource
 from sitemap_core.cache import PageCache
 from sitemap_core.limits import MAX_URLS_PER_SITEMAP
+from sitemap_core.namespaces import IMAGE_NS
 from sitemap_core.render import encode_all
 from sitemap_core.rows import RowBatch
 from sitemap_core.site import BATCH_SIZE
@@ -122,6 +128,16 @@ def build_raw(n: int) -> list[Raw]:
     ]
 
 
+def as_database_text(raw: list[Raw]) -> list[tuple[str, str, str, float]]:
+    """The raw tuples with each lastmod as a database gives it as text (``str()``)."""
+    return [(loc, str(lastmod), changefreq, priority) for loc, lastmod, changefreq, priority in raw]
+
+
+def build_images(n: int) -> list[str]:
+    """One image URL per post (with an ``&`` to escape), built once."""
+    return [f"https://cdn.example.com/img/{i}.jpg?w=800&h=600" for i in range(n)]
+
+
 # Reference: plain Python, no library code -------------------------------------------
 
 
@@ -144,6 +160,23 @@ def render_reference(raw: list[Raw]) -> bytes:
             f"<url><loc>{xml_escape(loc)}</loc><lastmod>{lastmod.isoformat()}</lastmod>"
             f"<changefreq>{changefreq}</changefreq><priority>{priority}</priority></url>\n"
             for loc, lastmod, changefreq, priority in raw
+        ]
+    )
+    return (head + body + "</urlset>\n").encode()
+
+
+def render_image_reference(raw: list[Raw], images: list[str]) -> bytes:
+    """The ``<urlset>`` of posts with one image each, the image namespace on the root."""
+    head = (
+        f'<?xml version="1.0" encoding="UTF-8"?>\n'
+        f'<urlset xmlns="{SITEMAP_NS}" xmlns:image="{IMAGE_NS}">\n'
+    )
+    body = "".join(
+        [
+            f"<url><loc>{xml_escape(loc)}</loc><lastmod>{lastmod.isoformat()}</lastmod>"
+            f"<changefreq>{changefreq}</changefreq><priority>{priority}</priority>"
+            f"<image:image><image:loc>{xml_escape(image)}</image:loc></image:image></url>\n"
+            for (loc, lastmod, changefreq, priority), image in zip(raw, images, strict=True)
         ]
     )
     return (head + body + "</urlset>\n").encode()
@@ -212,6 +245,24 @@ class RowPosts(FingerprintedPosts):
     def __call__(self) -> Iterator[Raw]:  # type: ignore[override]
         self.reads += 1
         return iter_rows(self.raw)
+
+
+class ImagePosts(FingerprintedPosts):
+    """The fingerprinted source, each post with its one image: ``images=[url]``."""
+
+    def __init__(self, raw: list[Raw], images: list[str]) -> None:
+        super().__init__(raw)
+        self.images = images
+
+    def __call__(self) -> Iterator[Entry]:
+        self.reads += 1
+        return self._entries()
+
+    def _entries(self) -> Iterator[Entry]:
+        for (loc, lastmod, changefreq, priority), image in zip(self.raw, self.images, strict=True):
+            yield Entry(
+                loc, lastmod=lastmod, changefreq=changefreq, priority=priority, images=[image]
+            )
 
 
 def make_app(source: Posts, *, with_count: bool = True, cache: PageCache | bool = False) -> Flask:
@@ -491,7 +542,12 @@ LIBRARY = {
     "asgi_sync": "ASGI, Entry per URL, sync source in a thread (streamed)",
     "asgi_async": "ASGI, Entry per URL, async generator (streamed)",
     "asgi_spooled": "ASGI, sync source without fingerprint (spooled)",
+    "rows_text": "Flask, tuple rows, lastmod as database text (streamed)",
+    "library_text": "Flask, Entry per URL, lastmod as database text (streamed)",
+    "library_images": "Flask, Entry per URL with one image (own reference)",
 }
+#: Contenders measured against a reference of their own: name -> reference's name.
+OWN_REFERENCE = {"library_images": "reference_images"}
 
 
 def check_response(name: str, result: Fetch, document: bytes, reference: bytes) -> bool:
@@ -520,19 +576,30 @@ def check_response(name: str, result: Fetch, document: bytes, reference: bytes) 
     return document == reference
 
 
-def verify(raw: list[Raw], library: Mapping[str, Callable[[list[bytes]], Fetch]]) -> dict[str, Any]:
-    """Check every library document against the reference; fail loudly otherwise."""
+def verify(
+    raw: list[Raw],
+    library: Mapping[str, Callable[[list[bytes]], Fetch]],
+    references: Mapping[str, bytes] | None = None,
+) -> dict[str, Any]:
+    """Check every library document against its reference; fail loudly otherwise.
+
+    ``references`` gives the reference of a contender that has its own (by name);
+    the others are checked against :func:`render_reference`.
+    """
     reference = render_reference(raw)
-    if url_count(reference) != len(raw):
-        raise AssertionError(f"reference has {url_count(reference)} <url>, raw {len(raw)}")
+    for document in (reference, *(references or {}).values()):
+        if url_count(document) != len(raw):
+            raise AssertionError(f"reference has {url_count(document)} <url>, raw {len(raw)}")
     identical: dict[str, bool] = {}
     size = 0
     for name, call in library.items():
         sink: list[bytes] = []
         result = call(sink)
         document = b"".join(sink)
-        identical[name] = check_response(name, result, document, reference)
-        size = len(document)
+        own = (references or {}).get(name, reference)
+        identical[name] = check_response(name, result, document, own)
+        if own is reference:
+            size = len(document)
     return {
         "urls": len(raw),
         "reference_bytes": len(reference),
@@ -663,11 +730,16 @@ def run(entries: int, repeat: int, *, with_breakdown: bool = True) -> dict[str, 
     speed (other processes, frequency scaling) hits all of them alike.
     """
     raw = build_raw(entries)
+    text_raw: Any = as_database_text(raw)
+    images = build_images(entries)
     flask_apps = {
         "rows": make_app(RowPosts(raw)),
         "library": make_app(FingerprintedPosts(raw)),
         "library_no_count": make_app(FingerprintedPosts(raw), with_count=False),
         "library_spooled": make_app(Posts(raw)),
+        "rows_text": make_app(RowPosts(text_raw)),
+        "library_text": make_app(FingerprintedPosts(text_raw)),
+        "library_images": make_app(ImagePosts(raw, images)),
     }
     asgi_apps = {
         "asgi_rows_sync": make_asgi_app(RowPosts(raw)),
@@ -682,10 +754,13 @@ def run(entries: int, repeat: int, *, with_breakdown: bool = True) -> dict[str, 
         library[name] = functools.partial(fetch, app)
     for name, asgi in asgi_apps.items():
         library[name] = functools.partial(fetch_asgi, loop, asgi)
-    checks = verify(raw, library)
+    checks = verify(raw, library, {"library_images": render_image_reference(raw, images)})
 
     def reference() -> bytes:
         return render_reference(raw)
+
+    def reference_images() -> bytes:
+        return render_image_reference(raw, images)
 
     fetches: dict[str, list[Fetch]] = {name: [] for name in library}
 
@@ -693,7 +768,10 @@ def run(entries: int, repeat: int, *, with_breakdown: bool = True) -> dict[str, 
         call = library[name]
         return lambda: fetches[name].append(call(None))
 
-    contenders: dict[str, Callable[[], object]] = {"reference": reference}
+    contenders: dict[str, Callable[[], object]] = {
+        "reference": reference,
+        "reference_images": reference_images,
+    }
     contenders.update({name: recorder(name) for name in library})
     if with_breakdown:
         contenders.update(stages(raw))
@@ -719,9 +797,10 @@ def run(entries: int, repeat: int, *, with_breakdown: bool = True) -> dict[str, 
     each: dict[str, dict[str, float]] = {}
     for name, done in fetches.items():
         first_byte = statistics.median(f.first_byte for f in done)
+        own_reference_s = median[OWN_REFERENCE.get(name, "reference")]
         each[name] = {
             "median_s": median[name],
-            "ratio": median[name] / reference_s,
+            "ratio": median[name] / own_reference_s,
             "first_byte_s": first_byte,
             "first_byte_pct": 100 * first_byte / median[name],
             "peak_bytes": peak_memory(contenders[name]),
@@ -755,6 +834,11 @@ def run(entries: int, repeat: int, *, with_breakdown: bool = True) -> dict[str, 
         "ratio_asgi_async": each["asgi_async"]["ratio"],
         "asgi_first_byte_pct": each["asgi_sync"]["first_byte_pct"],
         "asgi_peak_bytes": each["asgi_sync"]["peak_bytes"],
+        "ratio_rows_text": each["rows_text"]["ratio"],
+        "ratio_text": each["library_text"]["ratio"],
+        "text_vs_datetime": median["library_text"] / median["library"],
+        "reference_images_s": median["reference_images"],
+        "ratio_images": each["library_images"]["ratio"],
         "first_byte_s": each["library"]["first_byte_s"],
         "first_byte_pct": each["library"]["first_byte_pct"],
         "chunks": last.chunks,
@@ -767,7 +851,8 @@ def run(entries: int, repeat: int, *, with_breakdown: bool = True) -> dict[str, 
         "last_fetch": asdict(last),
     }
     if with_breakdown:
-        names = [name for name in contenders if name != "reference" and name not in library]
+        names = [name for name in contenders if not name.startswith("reference")]
+        names = [name for name in names if name not in library]
         results["breakdown_s"] = {name: median[name] for name in names}
         results["breakdown_pct"] = {name: 100 * median[name] / library_s for name in names}
     loop.close()
@@ -823,6 +908,11 @@ def table(results: dict[str, Any]) -> str:
         f"1.00x | - | {mib(results['reference_peak_bytes'])} |"
     ]
     for name, label in LIBRARY.items():
+        if name == "library_images":
+            rows.append(
+                f"| Reference of the image page (plain Python, whole document) | "
+                f"{ms(results['reference_images_s'])} | 1.00x | - | - |"
+            )
         row = results["library"][name]
         rows.append(
             f"| {label} | {ms(row['median_s'])} | {row['ratio']:.2f}x | "
@@ -832,7 +922,7 @@ def table(results: dict[str, Any]) -> str:
     lines = [
         f"{results['entries']:,} URLs, median of {results['repeat']} runs "
         f"(document {checks['library_bytes']:,} bytes, identity coding, "
-        f"byte-identical to the reference: {checks['byte_identical']})",
+        f"byte-identical to its reference: {checks['byte_identical']})",
         "",
         "| Contender | Time | vs reference | First byte (% of time) | Peak memory |",
         "|---|---:|---:|---:|---:|",
@@ -847,6 +937,8 @@ def table(results: dict[str, Any]) -> str:
         f"{results['ratio_of_minimums']:.2f}x |",
         f"| Ratio of median CPU times (Flask Entry per URL; {ms(results['library_cpu_s'])} / "
         f"{ms(results['reference_cpu_s'])}) | {results['ratio_cpu']:.2f}x |",
+        f"| Entry per URL, lastmod as database text / as datetime (Flask) | "
+        f"{results['text_vs_datetime']:.2f}x |",
         f"| Flask streamed: chunks / mean chunk size | {results['chunks']} / "
         f"{results['mean_chunk_bytes']:,.0f} bytes |",
     ]

@@ -3,7 +3,9 @@
 ``SitemapMiddleware`` is pure ASGI middleware; ``SitemapRoutes`` marks Starlette /
 FastAPI endpoints; ``url_for`` and ``url_builder`` build absolute URLs inside sources
 (exactly the router's ``url_path_for`` on the site's base URL, several times faster).
-The core's public names are re-exported, so one import suffices.
+The core's public names are re-exported, so one import suffices. It needs the
+``asgi`` extra (Starlette and anyio); without it, importing it raises an
+:class:`ImportError` that says so.
 """
 
 from sitemap_core import (
@@ -25,9 +27,20 @@ from sitemap_core import (
 )
 from sitemap_core.aio import AsyncSliceable, AsyncUrlSource
 
-from .middleware import SitemapMiddleware
-from .routes import SitemapRoutes
-from .urls import UrlBuilder, url_builder, url_for
+try:
+    from .middleware import SitemapMiddleware
+    from .routes import SitemapRoutes
+    from .urls import UrlBuilder, url_builder, url_for
+except ModuleNotFoundError as exc:
+    # Without the extra, say which one to install rather than "No module named 'anyio'";
+    # any other missing module is reported as it is.
+    if (exc.name or "").partition(".")[0] not in ("anyio", "starlette"):
+        raise
+    raise ImportError(
+        f"asgi_sitemap needs Starlette and anyio ({exc.name!r} is missing):"
+        ' pip install "dynamic-sitemaps[asgi]"',
+        name=exc.name,
+    ) from exc
 
 __all__ = [
     "Alternate",

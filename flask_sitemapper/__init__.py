@@ -4,7 +4,15 @@
 WSGI application; ``url_builder`` builds an endpoint's absolute URLs inside sources,
 as ``url_for(..., _external=True)`` does, several times faster. The core's public
 names are re-exported, so one import suffices.
+
+The WSGI middleware needs no Flask: the Flask parts (``Sitemapper``, ``url_builder``,
+``UrlBuilder``) are imported on first use, and without Flask installed that use raises
+an :class:`ImportError` naming the extra to install.
 """
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from sitemap_core import (
     Alternate,
@@ -25,9 +33,12 @@ from sitemap_core import (
     news_cutoff,
 )
 
-from .extension import Sitemapper
-from .urls import UrlBuilder, url_builder
 from .wsgi import SitemapMiddleware
+
+if TYPE_CHECKING:
+    # What the lazy names below resolve to, for type checkers and editors.
+    from .extension import Sitemapper
+    from .urls import UrlBuilder, url_builder
 
 __all__ = [
     "Alternate",
@@ -51,3 +62,49 @@ __all__ = [
     "news_cutoff",
     "url_builder",
 ]
+
+# The names that need Flask, and the module of this package defining each.
+_FLASK_NAMES = {
+    "Sitemapper": "extension",
+    "UrlBuilder": "urls",
+    "url_builder": "urls",
+}
+
+# The distributions of the ``flask`` extra, as their top-level module names.
+_FLASK_MODULES = frozenset({"flask", "werkzeug"})
+
+# What to tell someone who has the core but not the extra.
+_INSTALL_HINT = 'pip install "dynamic-sitemaps[flask]"'
+
+
+def __getattr__(name: str) -> Any:
+    """Import the Flask parts on first use (PEP 562), so the WSGI middleware needs no Flask.
+
+    A missing Flask or Werkzeug becomes an :class:`ImportError` that says which extra
+    installs them; any other missing module is reported as it is.
+    """
+    module_name = _FLASK_NAMES.get(name)
+    if module_name is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    try:
+        module = import_module(f".{module_name}", __name__)
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").partition(".")[0] not in _FLASK_MODULES:
+            raise
+        raise ImportError(
+            f"flask_sitemapper.{name} needs Flask, which is not installed"
+            f" ({exc.name!r} is missing): {_INSTALL_HINT}."
+            " The WSGI SitemapMiddleware works without it.",
+            name=exc.name,
+        ) from exc
+    value = getattr(module, name)
+    # Later lookups find the name in the module's namespace, not through here.
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    """List the lazy names too, as if they had been imported eagerly."""
+    return sorted({*globals(), *__all__})

@@ -86,6 +86,7 @@ logger = logging.getLogger("flask_sitemapper")
 F = TypeVar("F", bound=Callable[..., Any])
 
 _EXTENSION_KEY = "sitemapper"
+_EVERY_METHOD = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE"]
 _SITEMAP_RULES = tuple(
     f"{stem}.{fmt}{gz}"
     for stem in ("/sitemap", "/sitemap-<page>")
@@ -144,7 +145,9 @@ class Sitemapper:
                 rule,
                 endpoint=f"sitemapper.sitemap_{index}",
                 view_func=self._serve,
-                methods=["GET", "HEAD"],
+                # Every method reaches the view, so that the core answers the others
+                # with its own 405 (Allow: GET, HEAD), the same on every front.
+                methods=_EVERY_METHOD,
                 provide_automatic_options=False,
             )
         app.after_request(self._robots_after_request)

@@ -170,7 +170,9 @@ def _small(
     data = body.encode() if isinstance(body, str) else body
     validators = Validators(digest_etag("robots", hashlib.sha256(data).digest(), "identity"))
     if is_not_modified(request, validators):
-        return Reply(304, [*validators.headers(), ("Cache-Control", cache_control)], iter(()))
+        return Reply(
+            304, not_modified_headers(validators, [("Cache-Control", cache_control)]), iter(())
+        )
     reply = plain_text(200, data, head)
     reply.headers += [*validators.headers(), ("Cache-Control", cache_control), *extra]
     return reply
@@ -457,12 +459,24 @@ def cache_key_of(validators: Validators) -> str | None:
     return None if etag is None else etag.removeprefix("W/").strip('"')
 
 
+def not_modified_headers(
+    validators: Validators, headers: Sequence[tuple[str, str]]
+) -> list[tuple[str, str]]:
+    """The headers of a 304: the ETag, Cache-Control and Vary the 200 would have had.
+
+    Nothing else, on every front alike: RFC 9110 (15.4.5) asks a 304 for these and no
+    other representation metadata when there is an ETag (Werkzeug strips Last-Modified
+    from a 304 in any case, so a Flask 304 could not carry it while others did).
+    """
+    kept = [(k, v) for k, v in headers if k.lower() in ("cache-control", "vary")]
+    etag = validators.etag
+    return kept if etag is None else [("ETag", etag), *kept]
+
+
 def _answer_known(ready: Ready[S], validators: Validators, length: int | None) -> Reply | None:
     # 304 and HEAD once the validators are known; None: send the body.
     if is_not_modified(ready.request, validators):
-        kept = {"cache-control", "vary"}
-        headers = [(k, v) for k, v in ready.headers if k.lower() in kept]
-        return Reply(304, [*validators.headers(), *headers], iter(()))
+        return Reply(304, not_modified_headers(validators, ready.headers), iter(()))
     if ready.head:
         # An iterator, not an empty tuple: a WSGI stack would take a sized empty body for
         # "Content-Length: 0", a lie about the GET response's length.
@@ -484,6 +498,8 @@ class Spool:
         self._dates = hashlib.sha256() if text else None
         self._gzip = GzipStream() if coding == "gzip" else None
         self.newest: datetime | None = None
+        #: Every entry seen so far had a lastmod (else no Last-Modified).
+        self.all_dated = True
         self.length = 0
         #: SHA-256 of the uncompressed document, once :meth:`finish` ran.
         self.digest = b""
@@ -496,14 +512,23 @@ class Spool:
         return None if self._dates is None else self._dates.digest()
 
     def observe(self, batch: list[Entry]) -> None:
-        """Track the newest lastmod of what is written (for Last-Modified)."""
+        """Track the newest lastmod of what is written (for Last-Modified).
+
+        One rule for every document: Last-Modified is sent only when every entry has a
+        lastmod (an undated entry may have changed at any time); it is then the newest.
+        """
         if self._dates is not None:
             hash_dates(self._dates, batch)
+        if not self.all_dated:
+            return
         for entry in batch:
-            if entry.lastmod is not None:
-                instant = lastmod_instant(entry.lastmod)
-                if self.newest is None or instant > self.newest:
-                    self.newest = instant
+            if entry.lastmod is None:
+                self.all_dated = False
+                self.newest = None
+                return
+            instant = lastmod_instant(entry.lastmod)
+            if self.newest is None or instant > self.newest:
+                self.newest = instant
 
     def write(self, chunk: bytes) -> None:
         """Add an uncompressed chunk of the document."""

@@ -326,7 +326,12 @@ class SQLiteSource:
                 if mode == "seek"
                 else f"SELECT {k}, {lm} {filtered} ORDER BY {k} LIMIT ? OFFSET ?"
             )
-            self._newest_sql = f"SELECT MAX({lm}), MAX({k}), COUNT(*) FROM ({inner})"
+            # No date when a row of the range has none: Last-Modified (and an index
+            # child's lastmod) is only claimed when every entry is dated.
+            self._newest_sql = (
+                f"SELECT CASE WHEN COUNT({lm}) = COUNT(*) THEN MAX({lm}) END, MAX({k}),"
+                f" COUNT(*) FROM ({inner})"
+            )
         # Three scalar subqueries rather than one SELECT of three aggregates: SQLite
         # answers a lone MAX() from an index in O(log n), which it cannot do for a MAX()
         # sharing its SELECT with COUNT(*).
@@ -504,7 +509,8 @@ class SQLiteSource:
     def newest(self, start: int, stop: int) -> str | None:
         """The newest ``lastmod`` among rows ``[start, stop)``: one bounded query.
 
-        None when no ``lastmod`` column was named, or the range holds no date. With
+        None when no ``lastmod`` column was named, or a row of the range has no date
+        (Last-Modified is only claimed for a range whose every entry is dated). With
         ``version_table`` the answer is remembered for the version, and (seek mode) so
         is the first key of ``stop``: the index asks for consecutive pages, so each
         page's range search then starts from a known key and the whole index reads

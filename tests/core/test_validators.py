@@ -250,7 +250,6 @@ def test_without_fingerprint_last_modified_is_computed_while_rendering() -> None
     entries = [
         Entry(url(0), lastmod="2024-03-02T01:00:00+00:00"),
         Entry(url(1), lastmod="2024-03-01T23:30:00.750-05:00"),  # the newest instant
-        Entry(url(2)),  # none: ignored
         Entry(url(3), lastmod="2023-12-31"),
     ]
     got = fetch(site_of(("plain", entries), page_size=50), "/sitemap.xml")
@@ -258,6 +257,16 @@ def test_without_fingerprint_last_modified_is_computed_while_rendering() -> None
     # The fraction of a second is dropped: HTTP dates have whole seconds.
     assert got.header("Last-Modified") == "Sat, 02 Mar 2024 04:30:00 GMT"
     assert got.header("Content-Length") == str(len(got.body))
+
+
+def test_last_modified_only_when_every_entry_is_dated() -> None:
+    # One rule for every document (urlset, text, index child): an undated entry may
+    # have changed at any time, so a document holding one claims no Last-Modified.
+    entries = [Entry(url(0), lastmod="2024-03-02"), Entry(url(2))]
+    for path in ("/sitemap.xml", "/sitemap.txt"):
+        got = fetch(site_of(("plain", entries), page_size=50), path)
+        assert got.status == 200 and got.header("ETag") is not None
+        assert got.header("Last-Modified") is None
 
 
 @pytest.mark.parametrize("page_size", [10, 50], ids=["index", "urlset"])
@@ -738,7 +747,10 @@ def test_a_304_has_the_validators_cache_control_and_vary_and_no_body() -> None:
             got = fetch(site, path, headers=cond)
             assert (got.status, got.body) == (304, b"")
             assert got.header("ETag") == ok.header("ETag")
-            assert got.header("Last-Modified") == ok.header("Last-Modified") is not None
+            # RFC 9110 15.4.5: with an ETag, no other representation metadata; the
+            # same 304 on every front (Werkzeug strips Last-Modified from 304s anyway).
+            assert ok.header("Last-Modified") is not None
+            assert got.header("Last-Modified") is None
             assert got.header("Cache-Control") == ok.header("Cache-Control") is not None
             assert got.header("Vary") == "Accept-Encoding"
             assert got.header("Content-Length") in (None, ok.header("Content-Length"))

@@ -30,6 +30,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from e2e.load import (
+    LOAD_ENV,
+    LOAD_EXPECTED,
     MemorySampler,
     Verified,
     server_rss_kib,
@@ -38,14 +40,6 @@ from e2e.load import (
     write_load_app,
 )
 from e2e.servers import run_gunicorn, run_uvicorn
-
-ENTRIES = 20_000
-EXPECTED = {
-    "/sitemap.xml": 2,
-    "/sitemap-posts-1.xml": ENTRIES,
-    "/sitemap-pages-1.xml": ENTRIES,
-    "/sitemap-posts-1.xml.gz": ENTRIES,
-}
 
 
 def ms(seconds: float) -> str:
@@ -65,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate", type=int, default=1_024, help="bytes/s per slow reader")
     parser.add_argument("--seconds", type=float, default=10.0)
     args = parser.parse_args(argv)
-    env = {"LOAD_ENTRIES": str(ENTRIES)}
+    env = LOAD_ENV
     print(
         f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     )
@@ -76,7 +70,7 @@ def main(argv: list[str] | None = None) -> int:
         rows: list[str] = []
         with run_uvicorn("load_app:asgi_app", folder, folder / "logs-u", env=env) as server:
             pid = server.process.pid
-            idle = verified_clients(server.base_url, EXPECTED, clients=2, seconds=3)
+            idle = verified_clients(server.base_url, LOAD_EXPECTED, clients=2, seconds=3)
             before = server_rss_kib(pid)
             with MemorySampler(pid) as memory:
                 readers, threads = slow_readers(
@@ -87,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
                     seconds=args.seconds,
                 )
                 loaded = verified_clients(
-                    server.base_url, EXPECTED, clients=2, seconds=args.seconds - 1
+                    server.base_url, LOAD_EXPECTED, clients=2, seconds=args.seconds - 1
                 )
                 for thread in threads:
                     thread.join(args.seconds + 60)
@@ -109,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
                 describe(
                     "uvicorn, 1 worker",
                     verified_clients(
-                        server.base_url, EXPECTED, clients=8, seconds=args.seconds / 2
+                        server.base_url, LOAD_EXPECTED, clients=8, seconds=args.seconds / 2
                     ),
                     args.seconds / 2,
                 )
@@ -121,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
                 describe(
                     "gunicorn -w 4",
                     verified_clients(
-                        server.base_url, EXPECTED, clients=8, seconds=args.seconds / 2
+                        server.base_url, LOAD_EXPECTED, clients=8, seconds=args.seconds / 2
                     ),
                     args.seconds / 2,
                 )

@@ -77,6 +77,17 @@ sitemapper.add_source("pages", Pages())
 
 NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
 
+#: Entries per source of the load app, and what each document it serves must hold.
+LOAD_ENTRIES = 20_000
+LOAD_EXPECTED = {
+    "/sitemap.xml": 2,
+    "/sitemap-posts-1.xml": LOAD_ENTRIES,
+    "/sitemap-pages-1.xml": LOAD_ENTRIES,
+    "/sitemap-posts-1.xml.gz": LOAD_ENTRIES,
+}
+#: The environment the load app's servers run with.
+LOAD_ENV = {"LOAD_ENTRIES": str(LOAD_ENTRIES)}
+
 
 def write_load_app(folder: Path) -> None:
     """Write the load app module into ``folder``."""

@@ -14,6 +14,9 @@ from collections.abc import Iterator
 import pytest
 
 from .load import (
+    LOAD_ENTRIES,
+    LOAD_ENV,
+    LOAD_EXPECTED,
     MemorySampler,
     server_rss_kib,
     slow_readers,
@@ -21,15 +24,6 @@ from .load import (
     write_load_app,
 )
 from .servers import Server, run_gunicorn, run_uvicorn
-
-ENTRIES = 20_000
-EXPECTED = {
-    "/sitemap.xml": 2,
-    "/sitemap-posts-1.xml": ENTRIES,
-    "/sitemap-pages-1.xml": ENTRIES,
-    "/sitemap-posts-1.xml.gz": ENTRIES,
-}
-ENV = {"LOAD_ENTRIES": str(ENTRIES)}
 
 
 @pytest.fixture(scope="module", params=["uvicorn", "gunicorn"])
@@ -39,17 +33,17 @@ def load_server(
     folder = tmp_path_factory.mktemp(f"load-{request.param}")
     write_load_app(folder)
     if request.param == "uvicorn":
-        with run_uvicorn("load_app:asgi_app", folder, folder / "logs", env=ENV) as server:
+        with run_uvicorn("load_app:asgi_app", folder, folder / "logs", env=LOAD_ENV) as server:
             yield server
     else:
         with run_gunicorn(
-            "load_app:flask_app", folder, folder / "logs", workers=2, env=ENV
+            "load_app:flask_app", folder, folder / "logs", workers=2, env=LOAD_ENV
         ) as server:
             yield server
 
 
 def test_concurrent_clients_get_every_body_whole(load_server: Server) -> None:
-    result = verified_clients(load_server.base_url, EXPECTED, clients=8, seconds=4)
+    result = verified_clients(load_server.base_url, LOAD_EXPECTED, clients=8, seconds=4)
     assert result.checked >= 8
     assert result.errors == []
 
@@ -58,20 +52,20 @@ def test_concurrent_clients_get_every_body_whole(load_server: Server) -> None:
 def uvicorn_load(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     folder = tmp_path_factory.mktemp("load-slow")
     write_load_app(folder)
-    with run_uvicorn("load_app:asgi_app", folder, folder / "logs", env=ENV) as server:
+    with run_uvicorn("load_app:asgi_app", folder, folder / "logs", env=LOAD_ENV) as server:
         yield server
 
 
 def test_slow_readers_share_renders_and_memory_comes_back(uvicorn_load: Server) -> None:
     server = uvicorn_load
     path = "/sitemap-posts-1.xml"  # a plain generator source: the Quick start's shape
-    warm = verified_clients(server.base_url, {path: ENTRIES}, clients=1, seconds=1)
+    warm = verified_clients(server.base_url, {path: LOAD_ENTRIES}, clients=1, seconds=1)
     assert warm.errors == []
     before = server_rss_kib(server.process.pid)
     with MemorySampler(server.process.pid) as memory:
         readers, threads = slow_readers(server.port, path, 100, rate=16_384, seconds=4)
         # Meanwhile, fast clients are answered, whole.
-        fast = verified_clients(server.base_url, EXPECTED, clients=2, seconds=3)
+        fast = verified_clients(server.base_url, LOAD_EXPECTED, clients=2, seconds=3)
         for thread in threads:
             thread.join(60)
     assert fast.errors == [] and fast.checked >= 2
@@ -80,7 +74,7 @@ def test_slow_readers_share_renders_and_memory_comes_back(uvicorn_load: Server) 
     during = memory.peak
     # A hundred readers of a 1 MB page held open: bounded (it was ~500 MB for 200).
     assert during - before < 120 * 1024, (before, during)
-    after_clients = verified_clients(server.base_url, {path: ENTRIES}, clients=1, seconds=1)
+    after_clients = verified_clients(server.base_url, {path: LOAD_ENTRIES}, clients=1, seconds=1)
     assert after_clients.errors == []
     after = server_rss_kib(server.process.pid)
     # And the memory comes back once they left.

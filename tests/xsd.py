@@ -105,13 +105,31 @@ XSD_SEARCHED: Final = locate_xsd_dir()
 XSD_DIR: Final[Path | None] = XSD_SEARCHED if XSD_SEARCHED.is_dir() else None
 
 
+#: The files :func:`build_schema_dir` reads from the schema folder.
+SCHEMA_FILES: Final = (*_CORE_SCHEMA.values(), *_EXTENSIONS.values(), _XML_XSD)
+
+
+def missing_reason(searched: Path = XSD_SEARCHED) -> str:
+    """Why a test needing the schemas is skipped: where they were looked for, where they come from.
+
+    The schemas are test data kept outside the repository (never copied into it), so a
+    clone alone does not have them; the message says where to put them.
+    """
+    return (
+        f"needs the official sitemap XSD schemas, not found in {searched}: they are test data"
+        " kept outside the repository, in ../shared/xsd (SOURCES.md there says where each"
+        f" comes from) or in $SITEMAP_XSD_DIR, holding {', '.join(SCHEMA_FILES)}"
+    )
+
+
 def require_xsd() -> Path:
-    """Return :data:`XSD_DIR`, or skip the calling test when the schemas are absent."""
+    """Return :data:`XSD_DIR`, or skip the calling test when the schemas are absent.
+
+    The skip is raised here, but ``conftest.py`` reports it at the test that needed the
+    schemas, not at this line.
+    """
     if XSD_DIR is None:
-        pytest.skip(
-            f"sitemap XSD schemas not found: {XSD_SEARCHED} is not a directory "
-            "(set SITEMAP_XSD_DIR to the folder holding sitemap.xsd)"
-        )
+        pytest.skip(missing_reason())
     return XSD_DIR
 
 

@@ -196,8 +196,9 @@ def normalise_lastmod(value: Any) -> str:
 
 
 #: Fixed-offset zones (``datetime.timezone``) already seen to be writable as they are,
-#: each with its offset as ``isoformat()`` writes it.
-_ZONE_SUFFIX: dict[tzinfo | None, str] = {UTC: "+00:00"}  # looked up with None too
+#: each with its offset as ``isoformat()`` writes it; None, for naive datetimes, which
+#: are written as UTC (what many database drivers return).
+_ZONE_SUFFIX: dict[tzinfo | None, str] = {UTC: "+00:00", None: "+00:00"}
 #: The offsets of those zones, as written: ISO text ending in one needs no zone object.
 _ZONE_TEXTS: set[str] = {"+00:00"}
 

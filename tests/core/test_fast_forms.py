@@ -345,8 +345,19 @@ def test_forms_fromisoformat_accepts_beyond_the_shape_are_written_as_ever(text: 
     assert outcome(lambda: via_row(row)) == outcome(lambda: via_entry(row), "posts")
 
 
-@pytest.mark.parametrize("bad", ["2023-02-29", "2024-05-01T24:00:00", "2024-13-01", "0000-01-01"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "2023-02-29",
+        "2024-05-01T24:00:00",
+        "2024-13-01",
+        "0000-01-01",
+        "2024-05-01T1\u0660:00:00+05:30",  # an Arabic-Indic digit, in the shape told by position
+        "2024-02-30T10:00:00+05:30",
+    ],
+)
 def test_a_bad_text_lastmod_fails_as_it_did(bad: str) -> None:
+    Entry(ORIGIN, datetime(2024, 5, 1, tzinfo=TZ))  # the zone known: the positional path
     with pytest.raises(InvalidEntryError) as raised:
         Entry(ORIGIN, bad)
     assert (raised.value.field, raised.value.value) == ("lastmod", bad)

@@ -173,7 +173,7 @@ def _row_elements(rows: list[Row], origin: str | None, source: str) -> str:
                 "</priority></url>\n"
             )
             continue
-        text = _sparse_element(loc, lastmod, changefreq, priority, match)
+        text = _sparse_element(loc, lastmod, written, changefreq, priority, match)
         if text is None:
             entry = entry_from_row((loc, lastmod, changefreq, priority), source)
             if origin is not None and not entry.loc.startswith(origin):
@@ -190,12 +190,14 @@ def _row_elements(rows: list[Row], origin: str | None, source: str) -> str:
 def _sparse_element(
     loc: object,
     lastmod: object,
+    lastmod_text: str | None,
     changefreq: object,
     priority: object,
     match: Callable[[str], object],
 ) -> str | None:
     # A row with empty fields, or a date lastmod: each field by Entry's inline test,
-    # in Entry's order; None as soon as one needs Entry's full path.
+    # in Entry's order; None as soon as one needs Entry's full path. ``lastmod_text``
+    # is the lastmod's text when the caller found it in an inline form, else None.
     if not (
         type(loc) is str
         and 12 <= len(loc) <= MAX_URL_LENGTH
@@ -205,12 +207,10 @@ def _sparse_element(
         return None
     if lastmod is None:
         written = ""
-    elif type(lastmod) is datetime and (suffix := _ZONE_SUFFIX.get(lastmod.tzinfo)):
-        written = f"<lastmod>{_zoned_text(lastmod, suffix)}</lastmod>"
+    elif lastmod_text is not None:
+        written = f"<lastmod>{lastmod_text}</lastmod>"
     elif type(lastmod) is date:
         written = f"<lastmod>{lastmod.isoformat()}</lastmod>"
-    elif type(lastmod) is str and (text := _lastmod_text(lastmod)) is not None:
-        written = f"<lastmod>{text}</lastmod>"
     else:
         return None
     if changefreq is not None:

@@ -103,10 +103,13 @@ def _spread(
     """Send ``method`` for every (path, coding) ``ROUNDS`` times, ``IN_FLIGHT`` at a time.
 
     A (path, coding) that only one worker answered gets more rounds (at most
-    ``TOP_UP``): fast answers can all land on one worker by chance.
+    ``TOP_UP``), and so does every one while some worker has answered nothing: fast
+    answers can all land on a few workers by chance.
     """
     answers: dict[Job, list[Raw]] = defaultdict(list)
-    jobs = [(path, coding) for path in paths for coding in CODINGS]
+    every_job = [(path, coding) for path in paths for coding in CODINGS]
+    jobs = every_job
+    workers = {str(pid) for pid in server.worker_pids()}
 
     def send(job: Job) -> tuple[Job, Raw]:
         path, coding = job
@@ -117,8 +120,10 @@ def _spread(
             for job, response in pool.map(send, [j for j in jobs for _ in range(ROUNDS)]):
                 answers[job].append(response)
             jobs = [j for j in jobs if len({r.headers["x-worker-pid"] for r in answers[j]}) < 2]
-            if not jobs:
+            seen = {r.headers["x-worker-pid"] for rs in answers.values() for r in rs}
+            if not jobs and seen >= workers:
                 break
+            jobs = jobs or every_job
     return answers
 
 

@@ -50,6 +50,18 @@ Values set after ``init_app`` are used and checked when they are next read: the 
 URL, hosts and robots.txt settings on each request, the others when the first sitemap
 is built. A bad one is logged (once) and the sitemap answers 500 until it is fixed,
 while robots.txt keeps answering with the settings checked at ``init_app``.
+
+**flask-sitemapper 1.8 apps** work unchanged (see ``docs/migrating-from-flask-sitemapper.md``):
+``Sitemapper(app=None, https=True, master=False)``, ``include(lastmod=, changefreq=,
+priority=, url_variables=)`` above or below the route decorator, ``add_endpoint(...)``,
+and a route of the app's own returning ``sitemapper.generate(gzip=False)``, which
+answers with this package's core (valid, streamed, ETag / 304, gzip when asked for and
+accepted); ``master=True`` makes ``generate()`` a ``<sitemapindex>`` of the endpoints
+added. The app's own routes win over the package's: an app that routes
+``/sitemap.xml`` itself keeps it, and the package's sitemap paths then answer 404 on
+that app, as if unregistered (robots.txt still gets its ``Sitemap:`` line). Only the
+first ``Sitemapper`` to ``init_app`` an app (and never a master) registers routes on
+it; others serve through ``generate()``.
 """
 
 from __future__ import annotations
@@ -65,18 +77,41 @@ from weakref import WeakKeyDictionary
 
 from flask import Flask, Response, abort, current_app, request, stream_with_context
 from flask.globals import request_ctx
-from werkzeug.routing import MapAdapter
+from werkzeug.exceptions import MethodNotAllowed
+from werkzeug.routing import BaseConverter, MapAdapter
 
-from sitemap_core import BaseURL, ConfigurationError, Site, UrlSource
-from sitemap_core.cache import default_cache
+from sitemap_core import BaseURL, ConfigurationError, Entry, Site, UntrustedHostError, UrlSource
+from sitemap_core.cache import PageCache, default_cache
+from sitemap_core.compress import accepts_gzip
 from sitemap_core.entries import ChangeFreq, LastmodInput
 from sitemap_core.hosts import LOOPBACK_HOSTS, check_allowed_hosts
-from sitemap_core.http import ALLOWED_METHODS, Reply, method_not_allowed, plain_text
+from sitemap_core.http import ALLOWED_METHODS, Reply, method_not_allowed, not_found, plain_text
 from sitemap_core.params import Languages
-from sitemap_core.serve import answer_robots, count_index_parts, request_headers, respond
+from sitemap_core.serve import (
+    answer_robots,
+    count_index_parts,
+    refuse_host,
+    request_headers,
+    respond,
+)
 from sitemap_core.settings import FLASK_PREFIX, OPTIONS, Settings
 from sitemap_core.sources import check_name
 
+from .compat import (
+    PAGE_ARGUMENT,
+    ChangefreqArgument,
+    LastmodArgument,
+    PriorityArgument,
+    RouteSite,
+    UrlVariables,
+    bound_chunks,
+    check_master_fields,
+    index_reply,
+    is_legacy,
+    legacy_params,
+    page_path,
+    without_vary,
+)
 from .routes import Params, RouteSpec, route_entries
 
 __all__ = ["Sitemapper"]
@@ -87,11 +122,29 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 _EXTENSION_KEY = "sitemapper"
 _EVERY_METHOD = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE"]
-_SITEMAP_RULES = tuple(
-    f"{stem}.{fmt}{gz}"
-    for stem in ("/sitemap", "/sitemap-<page>")
-    for fmt in ("xml", "txt", "html")
-    for gz in ("", ".gz")
+
+
+class _RootDocument(BaseConverter):
+    """The ``xml``, ``txt`` or ``html`` (and ``.gz``) of ``/sitemap.<document>``.
+
+    The root paths are one rule with this variable rather than static rules: Werkzeug
+    tries an app's static rules before rules with variables, so an app's own
+    ``@app.route("/sitemap.xml")`` (flask-sitemapper 1.8's way) wins whenever it was
+    registered, while the package's root still wins over the app's ``/<slug>``.
+    """
+
+    regex = r"(?:xml|txt|html)(?:\.gz)?"
+
+
+class _RootDocumentNoHtml(_RootDocument):
+    """As :class:`_RootDocument`, without ``html`` (``SITEMAP_HTML = False``)."""
+
+    regex = r"(?:xml|txt)(?:\.gz)?"
+
+
+_CONVERTERS = {"sitemapper_root": _RootDocument, "sitemapper_root_xt": _RootDocumentNoHtml}
+_PAGE_RULES = tuple(
+    f"/sitemap-<page>.{fmt}{gz}" for fmt in ("xml", "txt", "html") for gz in ("", ".gz")
 )
 
 
@@ -103,11 +156,24 @@ _Snapshot = tuple[object, ...]
 
 @dataclass
 class _AppState:
+    """What one ``Sitemapper`` keeps for one app."""
+
     #: The settings checked by init_app: robots.txt keeps them while a later value is bad.
     started: Settings
     #: The config values last read and what their check gave.
     seen: tuple[_Snapshot, Settings | ConfigurationError]
+    #: This Sitemapper registered the package's routes on the app (the first to
+    #: init_app it, and not a master); the others serve through generate() only.
+    routes: bool = False
+    #: The endpoints of those routes.
+    endpoints: frozenset[str] = frozenset()
     site: Site[UrlSource] | None = None
+    #: The site generate() serves from the app's own route (pages at ?page=).
+    routed: RouteSite | None = None
+    #: The page cache of this app's sites (one, shared by the two views of one site).
+    cache: PageCache | None = None
+    #: Methods of the app's own variable-free rules by path, once its routes are final.
+    own_paths: dict[str, frozenset[str]] | None = None
 
 
 class Sitemapper:
@@ -116,51 +182,96 @@ class Sitemapper:
     Register URL sources with :meth:`include` (a decorator for routes) and
     :meth:`source` (a decorator for generator functions) or :meth:`add_source`.
     One ``Sitemapper`` may serve several apps through :meth:`init_app`.
+
+    The arguments are flask-sitemapper 1.8's, for its apps: ``https`` fixes the scheme
+    of URLs built from the request's host (True: ``https``, False: ``http``; None, the
+    default: the request's own scheme on the package's routes, and ``https`` from
+    :meth:`generate`, as 1.8 did); ``SITEMAP_BASE_URL``, when set, wins, scheme and all.
+    ``master=True`` makes :meth:`generate` a ``<sitemapindex>`` of the routes given to
+    :meth:`include` / :meth:`add_endpoint` (each serving a sitemap); a master
+    registers no route and takes no :meth:`source`.
     """
 
-    def __init__(self, app: Flask | None = None) -> None:
+    def __init__(
+        self, app: Flask | None = None, https: bool | None = None, master: bool = False
+    ) -> None:
+        if https is not None and not isinstance(https, bool):
+            raise ConfigurationError(f"https must be True, False or None, got {https!r}")
+        if not isinstance(master, bool):
+            raise ConfigurationError(f"master must be True or False, got {master!r}")
         self._specs: dict[str, list[RouteSpec]] = {}
         self._sources: dict[str, UrlSource] = {}
         self._apps: list[Flask] = []
+        self._states: WeakKeyDictionary[Flask, _AppState] = WeakKeyDictionary()
         self._lock = threading.Lock()
         # Set once a sitemap was built: sources registered later would be ignored by
         # the apps already serving, so registering then is refused.
         self._frozen = False
+        #: The scheme of URLs built from the request's host: None for the request's own.
+        self._scheme = None if https is None else ("https" if https else "http")
+        self.master = master
         if app is not None:
             self.init_app(app)
 
     def init_app(self, app: Flask) -> None:
-        """Register the sitemap routes and the robots.txt hook on ``app``."""
+        """Check the settings and, for the first Sitemapper of ``app``, register the
+        sitemap routes and the robots.txt hook on it."""
         config = app.config
         for option in OPTIONS:
             config.setdefault(option.key, option.default)
         _warn_unknown_keys(config)
         # Fail at start-up, not on a crawl (values set after init_app are checked then).
         settings = _settings_of(config)
+        if app in self._states:
+            raise ConfigurationError("init_app() was already called with this app")
         self._apps.append(app)
-        app.extensions[_EXTENSION_KEY] = _AppState(settings, (_snapshot(config), settings))
-        rules = [rule for rule in _SITEMAP_RULES if settings.html or ".html" not in rule]
+        state = _AppState(settings, (_snapshot(config), settings))
+        self._states[app] = state
+        # One Sitemapper per app owns the paths: 1.8 apps make one per sitemap (and a
+        # master for their index), each served from a route of the app's own.
+        if self.master or _EXTENSION_KEY in app.extensions:
+            return
+        app.extensions[_EXTENSION_KEY] = state
+        state.routes = True
+        converter = "sitemapper_root" if settings.html else "sitemapper_root_xt"
+        app.url_map.converters[converter] = _CONVERTERS[converter]
+        rules = [f"/sitemap.<{converter}:document>"]
+        rules += [rule for rule in _PAGE_RULES if settings.html or ".html" not in rule]
+        endpoints = []
         for index, rule in enumerate(rules):
+            endpoint = f"sitemapper.sitemap_{index}"
             app.add_url_rule(
                 rule,
-                endpoint=f"sitemapper.sitemap_{index}",
+                endpoint=endpoint,
                 view_func=self._serve,
                 # Every method reaches the view, so that the core answers the others
                 # with its own 405 (Allow: GET, HEAD), the same on every front.
                 methods=_EVERY_METHOD,
                 provide_automatic_options=False,
             )
+            endpoints.append(endpoint)
+        state.endpoints = frozenset(endpoints)
         app.after_request(self._robots_after_request)
+
+    def _state(self, app: Flask) -> _AppState:
+        state = self._states.get(app)
+        if state is None:
+            raise ConfigurationError(
+                "this Sitemapper is not initialised for the current app: call"
+                " Sitemapper(app) or sitemapper.init_app(app) first"
+            )
+        return state
 
     # Registration ------------------------------------------------------------------
 
     def include(
         self,
+        lastmod: LastmodInput | LastmodArgument | None = None,
+        changefreq: ChangeFreq | str | ChangefreqArgument | None = None,
+        priority: float | PriorityArgument | None = None,
+        url_variables: UrlVariables | None = None,
         *,
         params: Params | None = None,
-        lastmod: LastmodInput | None = None,
-        changefreq: ChangeFreq | str | None = None,
-        priority: float | None = None,
         source: str = "pages",
         hreflang: str | None = None,
         languages: Iterable[str] | None = None,
@@ -173,7 +284,8 @@ class Sitemapper:
         optionally paired with a dict of per-URL fields, e.g.
         ``({"post_id": 7}, {"lastmod": row.updated_at})``. ``lastmod``,
         ``changefreq`` and ``priority`` are the defaults for every URL of the route.
-        Routes are grouped into the source named ``source`` (``"pages"``).
+        Routes are grouped into the source named ``source`` (``"pages"``). The
+        decorator may go above or below the route decorator.
 
         hreflang: for a route whose URL variable ``hreflang`` holds the language
         (``/<lang>/about``), ``languages`` lists its values; each param item then gives
@@ -181,20 +293,88 @@ class Sitemapper:
         ``x-default`` for the URL of ``x_default``. Per-URL fields may also carry
         ``images``, ``videos``, ``news`` or ``alternates``.
 
+        flask-sitemapper 1.8's form works too: ``url_variables={"user_id": [1, 2]}``
+        (or a function returning that mapping on each crawl) instead of ``params``,
+        and ``lastmod`` / ``changefreq`` / ``priority`` as one value, a list of one
+        value per URL, or a function returning either (see
+        :func:`~flask_sitemapper.compat.legacy_params`).
+
         Bad arguments raise here, at import time.
         """
 
         def decorator(view: F) -> F:
             self._check_open()
-            group = Languages.build(hreflang, languages, x_default, view.__qualname__)
-            spec = RouteSpec.build(view, params, lastmod, changefreq, priority, group)
-            if source in self._sources:
-                raise ConfigurationError(f"source name {source!r} is already a source()")
-            check_name(source)
-            self._specs.setdefault(source, []).append(spec)
+            label = getattr(view, "__qualname__", repr(view))
+            group = Languages.build(hreflang, languages, x_default, label)
+            spec = self._spec(
+                view, label, params, lastmod, changefreq, priority, url_variables, group
+            )
+            self._add_spec(spec, source)
             return view
 
         return decorator
+
+    def add_endpoint(
+        self,
+        view_func: Callable[..., Any] | str,
+        lastmod: LastmodInput | LastmodArgument | None = None,
+        changefreq: ChangeFreq | str | ChangefreqArgument | None = None,
+        priority: float | PriorityArgument | None = None,
+        url_variables: UrlVariables | None = None,
+    ) -> None:
+        """List a route in the sitemap without decorating it (flask-sitemapper 1.8's).
+
+        ``view_func`` is the view function or its endpoint name (``"r_home"``,
+        ``"blog.post"``); the other arguments are :meth:`include`'s. A master lists
+        the sitemap routes of other Sitemappers this way.
+        """
+        self._check_open()
+        if isinstance(view_func, str):
+            spec = self._spec(
+                view_func, repr(view_func), None, lastmod, changefreq, priority, url_variables
+            )
+        else:
+            if not callable(view_func):
+                raise ConfigurationError(
+                    f"add_endpoint() takes a view function or an endpoint name, got {view_func!r}"
+                )
+            label = getattr(view_func, "__qualname__", repr(view_func))
+            spec = self._spec(view_func, label, None, lastmod, changefreq, priority, url_variables)
+        self._add_spec(spec, "pages")
+
+    def _spec(
+        self,
+        view: Callable[..., Any] | str,
+        label: str,
+        params: Params | None,
+        lastmod: Any,
+        changefreq: Any,
+        priority: Any,
+        url_variables: UrlVariables | None,
+        group: Languages | None = None,
+    ) -> RouteSpec:
+        """The route spec of ``include`` / ``add_endpoint`` arguments, in either form."""
+        if self.master:
+            check_master_fields(label, changefreq, priority)
+        fields_only = False
+        if is_legacy(lastmod, changefreq, priority, url_variables):
+            if params is not None:
+                raise ConfigurationError(f"{label}: give params= or url_variables=, not both")
+            params, defaults = legacy_params(label, lastmod, changefreq, priority, url_variables)
+            lastmod = defaults.get("lastmod")
+            changefreq = defaults.get("changefreq")
+            priority = defaults.get("priority")
+            # Per-crawl fields of a route without URL variables: checked as static.
+            fields_only = params is not None and not url_variables
+        if isinstance(view, str):
+            return RouteSpec.for_endpoint(view, params, lastmod, changefreq, priority, fields_only)
+        return RouteSpec.build(view, params, lastmod, changefreq, priority, group, fields_only)
+
+    def _add_spec(self, spec: RouteSpec, source: str) -> None:
+        if source in self._sources:
+            raise ConfigurationError(f"source name {source!r} is already a source()")
+        check_name(source)
+        self._specs.setdefault(source, []).append(spec)
 
     def source(
         self,
@@ -254,6 +434,11 @@ class Sitemapper:
         (see :mod:`sitemap_core.newsroom`; select with ``news_cutoff()``).
         """
         self._check_open()
+        if self.master:
+            raise ConfigurationError(
+                "a master Sitemapper lists sitemaps (include() / add_endpoint() on their"
+                f" routes); it takes no source, got {name!r}"
+            )
         if name in self._sources or name in self._specs:
             raise ConfigurationError(f"source name {name!r} is registered twice")
         self._sources[name] = UrlSource.from_object(
@@ -275,14 +460,13 @@ class Sitemapper:
 
     # Serving -------------------------------------------------------------------------
 
-    @staticmethod
-    def _settings(app: Flask) -> Settings:
+    def _settings(self, app: Flask) -> Settings:
         """The app's settings now; raises :class:`ConfigurationError` if one is bad.
 
         Checked again only when a value changed since the last look (one tuple
         comparison per request otherwise); a bad value is logged once.
         """
-        state: _AppState = app.extensions[_EXTENSION_KEY]
+        state = self._state(app)
         snapshot = _snapshot(app.config)
         seen, outcome = state.seen
         if snapshot != seen:
@@ -301,7 +485,7 @@ class Sitemapper:
         return outcome
 
     def _site(self, app: Flask) -> Site[UrlSource]:
-        state: _AppState = app.extensions[_EXTENSION_KEY]
+        state = self._state(app)
         if state.site is not None:
             return state.site
         # Two first requests in two threads must not build two sites (two caches).
@@ -316,8 +500,29 @@ class Sitemapper:
                 self._route_source(app, name, specs) for name, specs in self._specs.items()
             ]
             sources = [*route_sources, *self._sources.values()]
-            state.site = settings.site(sources, default_cache(settings.cache))
+            state.site = settings.site(sources, self._cache(state, settings))
         return state.site
+
+    def _routed_site(self, app: Flask) -> RouteSite:
+        """The site :meth:`generate` serves: the same sources, pages at ``?page=``."""
+        state = self._state(app)
+        if state.routed is None:
+            site = self._site(app)
+            with self._lock:
+                if state.routed is None:
+                    state.routed = RouteSite.of(site)
+        return state.routed
+
+    @staticmethod
+    def _cache(state: _AppState, settings: Settings) -> PageCache | None:
+        # Cached pages are keyed by ETag, which names the document by its base URL and
+        # path: the sites of one Sitemapper name the same documents alike, but another
+        # Sitemapper of the app could give its own documents the same names (a source
+        # called "pages" too), so only the app's first shares the configured cache.
+        shareable = state.routes or settings.cache is None or settings.cache is True
+        if state.cache is None and shareable:
+            state.cache = default_cache(settings.cache)
+        return state.cache
 
     def _route_source(self, app: Flask, name: str, specs: list[RouteSpec]) -> UrlSource:
         present = []
@@ -334,19 +539,52 @@ class Sitemapper:
         )
 
     @staticmethod
-    def _base_url(app: Flask, settings: Settings) -> BaseURL:
+    def _base_url(app: Flask, settings: Settings, scheme: str | None = None) -> BaseURL:
+        """The base URL of a request: ``SITEMAP_BASE_URL``, else ``SERVER_NAME``, else
+        the request's host if allowed; ``scheme`` (else the request's) for the last two."""
         if settings.base_url is not None:
             return settings.base_url
+        scheme = scheme or request.scheme
         server_name = app.config.get("SERVER_NAME")
         if server_name:
-            return BaseURL.from_request(request.scheme, server_name, request.script_root, ["*"])
+            return BaseURL.from_request(scheme, server_name, request.script_root, ["*"])
         return BaseURL.from_request(
-            request.scheme, request.host, request.script_root, settings.allowed_hosts
+            scheme, request.host, request.script_root, settings.allowed_hosts
         )
 
-    def _serve(self, page: str | None = None) -> Response:
+    def _own_paths(self, app: Flask, state: _AppState) -> dict[str, frozenset[str]]:
+        """The app's own rules without variables, by path, with their methods.
+
+        Read once the app serves (its routes are final then; the package's views run
+        only in requests, so that is always the case there).
+        """
+        paths = state.own_paths
+        if paths is None:
+            found: dict[str, set[str]] = {}
+            for rule in app.url_map.iter_rules():
+                if rule.endpoint not in state.endpoints and not rule.arguments:
+                    found.setdefault(rule.rule, set()).update(rule.methods or ())
+            paths = {path: frozenset(methods) for path, methods in found.items()}
+            if app._got_first_request:
+                state.own_paths = paths
+        return paths
+
+    def _stands_aside(self, app: Flask, state: _AppState) -> bool:
+        """Whether the app routes ``/sitemap.xml`` itself (a flask-sitemapper 1.8 app
+        returning ``generate()`` there): the package's sitemap paths are then its."""
+        return "GET" in self._own_paths(app, state).get("/sitemap.xml", ())
+
+    def _serve(self, page: str | None = None, document: str | None = None) -> Response:
         """View of every sitemap path; ``page`` is parsed by the core, not here."""
         app = _current_app()
+        state = self._state(app)
+        own = self._own_paths(app, state).get(request.path)
+        if own is not None:
+            # The app's own route of this path did not take the method, so Werkzeug
+            # went on to the package's rule: answer as the app would alone.
+            raise MethodNotAllowed(valid_methods=sorted(own))
+        if self._stands_aside(app, state):
+            abort(404)
         ctx = request_ctx._get_current_object()  # type: ignore[attr-defined]
         try:
             settings = self._settings(app)
@@ -354,7 +592,7 @@ class Sitemapper:
             return _to_response(app, plain_text(500, "Internal Server Error\n", _is_head()))
 
         def base_url() -> BaseURL:
-            base = self._base_url(app, settings)
+            base = self._base_url(app, settings, self._scheme)
             # url_for() (in sources too) builds URLs with the request's URL adapter:
             # binding it to the trusted base URL keeps any forged Host out of them.
             ctx.url_adapter = _url_adapter(app, base)
@@ -373,6 +611,109 @@ class Sitemapper:
             body = stream_with_context(body)
         return app.response_class(body, status=reply.status, headers=reply.headers)
 
+    # flask-sitemapper 1.8: the app's own route -----------------------------------------
+
+    def generate(self, gzip: bool = False) -> Response:
+        """The sitemap as a response, for a route of the app's own (flask-sitemapper 1.8)::
+
+            @app.route("/sitemap.xml")
+            def sitemap():
+                return sitemapper.generate()
+
+        The document is the one the package's ``/sitemap.xml`` would be for this
+        Sitemapper's routes and sources (a ``<sitemapindex>`` of the routes added
+        when ``master=True``), written by the core: valid, streamed, with ETag,
+        Last-Modified, 304 and HEAD. ``gzip=True`` compresses it for clients whose
+        Accept-Encoding allows it; ``gzip=False`` (1.8's default) never does. Past one
+        file (50,000 URLs or 50 MiB) it is an index of this route's pages,
+        ``?page=<source>-<n>``. URLs are absolute on ``SITEMAP_BASE_URL`` if set, else
+        on ``SERVER_NAME`` or the request's host (if allowed; other hosts get 400),
+        with the scheme of ``https`` (default ``https``, as in 1.8).
+        """
+        if not isinstance(gzip, bool):
+            raise ConfigurationError(f"generate(gzip=...) must be True or False, got {gzip!r}")
+        app = _current_app()
+        self._state(app)
+        try:
+            settings = self._settings(app)
+        except ConfigurationError:  # logged when the value was first seen
+            return _to_response(app, plain_text(500, "Internal Server Error\n", _is_head()))
+        ctx = request_ctx._get_current_object()  # type: ignore[attr-defined]
+        saved = ctx.url_adapter
+        adapters: list[MapAdapter] = []
+        scheme = self._scheme or "https"
+
+        def base_url() -> BaseURL:
+            base = self._base_url(app, settings, scheme)
+            adapters.append(_url_adapter(app, base))
+            ctx.url_adapter = adapters[-1]
+            return base
+
+        headers = request_headers(request.headers.get)
+        if not gzip:
+            headers.pop("accept-encoding", None)
+        try:
+            if self.master:
+                reply = self._master_reply(app, settings, base_url, headers, gzip)
+            else:
+                path = page_path(request.args.get(PAGE_ARGUMENT))
+                protocol = request.environ.get("SERVER_PROTOCOL", "HTTP/1.1")
+                site = self._routed_site(app)
+                answered = None
+                if path is not None:
+                    answered = respond(site, request.method, path, base_url, headers, protocol)
+                reply = not_found(_is_head()) if answered is None else answered
+        finally:
+            # The view that called generate() keeps its own adapter.
+            ctx.url_adapter = saved
+        if not gzip:
+            reply = without_vary(reply)
+        body = reply.body
+        assert isinstance(body, Iterable)  # the sync core never gives an async body
+        if isinstance(body, Iterator) and adapters:
+            body = stream_with_context(bound_chunks(body, ctx, adapters[-1]))
+        return app.response_class(body, status=reply.status, headers=reply.headers)
+
+    def _master_reply(
+        self,
+        app: Flask,
+        settings: Settings,
+        base_url: Callable[[], BaseURL],
+        headers: Mapping[str, str],
+        gzip: bool,
+    ) -> Reply:
+        """The ``<sitemapindex>`` of a master's routes (see :func:`index_reply`)."""
+        if request.method not in ALLOWED_METHODS:
+            return method_not_allowed()
+        try:
+            base = base_url()
+        except UntrustedHostError as exc:
+            return refuse_host(exc, _is_head())
+        self._frozen = True
+        specs = [spec for group in self._specs.values() for spec in group]
+
+        def children() -> Iterator[Entry]:
+            for spec in specs:
+                if spec.find_endpoints(app) or not any(
+                    spec.find_endpoints(other) for other in self._apps if other is not app
+                ):
+                    yield from spec.entries(app)
+
+        coding = "gzip" if gzip and accepts_gzip(headers.get("accept-encoding")) else "identity"
+        return index_reply(
+            children(),
+            method=request.method,
+            identity=f"{base.url}|{request.path}|master",
+            request_headers=headers,
+            coding=coding,
+            gzip_offered=gzip,
+            cache_control=settings.cache_control,
+            origin=base.prefix if settings.same_host_only else None,
+            label="master",
+        )
+
+    # robots.txt ---------------------------------------------------------------------------
+
     def _robots_settings(self, app: Flask) -> tuple[Settings, bool]:
         # A value changed after init_app that is not valid (logged by _settings) must
         # not fail robots.txt, which crawlers read as "disallow all" when it is a 5xx:
@@ -381,13 +722,13 @@ class Sitemapper:
         try:
             return self._settings(app), True
         except ConfigurationError:
-            state: _AppState = app.extensions[_EXTENSION_KEY]
-            return state.started, False
+            return self._state(app).started, False
 
     def _robots_after_request(self, response: Response) -> Response:
         if request.path != "/robots.txt":
             return response
         app = _current_app()
+        state = self._state(app)
         settings, current = self._robots_settings(app)
         if not settings.robots:
             return response
@@ -403,6 +744,11 @@ class Sitemapper:
             return response.get_data()
 
         ctx = request_ctx._get_current_object()  # type: ignore[attr-defined]
+        # The Sitemap line of an app serving /sitemap.xml itself (with generate()) has
+        # generate()'s scheme: https unless the Sitemapper says otherwise, as in 1.8.
+        scheme = self._scheme
+        if scheme is None and self._stands_aside(app, state):
+            scheme = "https"
 
         def index_parts(base: BaseURL) -> int:
             # Counted best-effort (one part if a source fails): a misconfigured source
@@ -411,6 +757,8 @@ class Sitemapper:
             # own one comes back for the handlers that run after this one.
             if not current:
                 return 1  # no site can be built from the bad value (already logged)
+            if self._stands_aside(app, state):
+                return 1  # /sitemap.xml is the app's own: its parts are not ours to count
             saved = ctx.url_adapter
             ctx.url_adapter = _url_adapter(app, base)
             try:
@@ -427,7 +775,7 @@ class Sitemapper:
             response.status_code,
             list(response.headers.items()),
             read_body,
-            lambda: self._base_url(app, settings),
+            lambda: self._base_url(app, settings, scheme),
             settings.robots_rules,
             _is_head(),
             request_headers(request.headers.get),

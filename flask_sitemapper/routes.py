@@ -1,8 +1,11 @@
 """Decorated Flask routes as a URL source.
 
-``@sitemapper.include(...)`` records a :class:`RouteSpec` for a view function. When a
-sitemap is served, each spec is matched to the endpoints the app registered for that
-function, and URLs are built inside a request context bound to the site's base URL,
+``@sitemapper.include(...)`` records a :class:`RouteSpec` for a view function, and
+``sitemapper.add_endpoint("name")`` one for an endpoint named by text (as
+flask-sitemapper 1.8 did, see :mod:`flask_sitemapper.compat`). When a sitemap is
+served, each spec is matched to the endpoints the app registered for that function
+(or to the named endpoint), and URLs are built inside a request context bound to the
+site's base URL,
 so blueprints, ``url_defaults`` and ``APPLICATION_ROOT`` all apply: by a
 :class:`~flask_sitemapper.urls.UrlBuilder` per endpoint, which gives exactly what
 ``url_for(endpoint, _external=True, **values)`` gives, at a fraction of its cost.
@@ -40,12 +43,17 @@ __all__ = ["Params", "RouteSpec", "route_entries"]
 
 @dataclass
 class RouteSpec:
-    """What ``include`` recorded for one view function."""
+    """What ``include`` recorded for one view function (or ``add_endpoint`` for one
+    endpoint name: then ``view`` is None and ``endpoint`` names it)."""
 
-    view: Callable[..., Any]
+    view: Callable[..., Any] | None
     params: Params | None
     defaults: dict[str, Any] = field(default_factory=dict)
     languages: Languages | None = None
+    endpoint: str | None = None
+    #: ``params`` carries only per-crawl fields of a route without URL variables (1.8's
+    #: ``lastmod=`` as a function): the route is checked as if it had no ``params``.
+    fields_only: bool = False
     #: The endpoints found per app, once that app serves requests (it can no longer
     #: add routes then): a count asks for them on every request.
     _found: WeakKeyDictionary[Flask, list[str]] = field(
@@ -64,13 +72,14 @@ class RouteSpec:
         changefreq: ChangeFreq | str | None,
         priority: float | None,
         languages: Languages | None = None,
+        fields_only: bool = False,
     ) -> RouteSpec:
         """Validate the decorator's arguments now, at import time, not on the first crawl."""
         if not callable(view):
             raise ConfigurationError(f"include() decorates a view function, got {view!r}")
         defaults = entry_defaults(lastmod, changefreq, priority)
         check_params(params, view.__qualname__)
-        if params is None:
+        if params is None or fields_only:
             required = _required_arguments(view)
             if languages is not None:  # the language variable is filled in per URL
                 required = [name for name in required if name != languages.variable]
@@ -79,14 +88,46 @@ class RouteSpec:
                     f"{view.__qualname__} takes URL arguments {required}; "
                     "include() needs params= to know their values"
                 )
-        return cls(view, params, defaults, languages)
+        return cls(view, params, defaults, languages, fields_only=fields_only)
+
+    @classmethod
+    def for_endpoint(
+        cls,
+        endpoint: str,
+        params: Params | None,
+        lastmod: LastmodInput | None,
+        changefreq: ChangeFreq | str | None,
+        priority: float | None,
+        fields_only: bool = False,
+    ) -> RouteSpec:
+        """A spec for the endpoint named ``endpoint`` (``"blog.post"``), validated now.
+
+        Its URL variables are known only once the app has the route, so a route that
+        needs values and has no ``params`` is refused when the sitemap is first built.
+        """
+        if not isinstance(endpoint, str) or not endpoint:
+            raise ConfigurationError(f"an endpoint name must be a non-empty str, got {endpoint!r}")
+        defaults = entry_defaults(lastmod, changefreq, priority)
+        check_params(params, endpoint)
+        return cls(None, params, defaults, None, endpoint, fields_only)
+
+    @property
+    def label(self) -> str:
+        """How errors name this spec: the view's qualified name, or the endpoint."""
+        if self.view is None:
+            return repr(self.endpoint)
+        return self.view.__qualname__
 
     def find_endpoints(self, app: Flask) -> list[str]:
         """The endpoints ``app`` registered for this view (through any wrappers)."""
         found = self._found.get(app)
         if found is not None:
             return found
-        found = [name for name, func in app.view_functions.items() if wraps(func, self.view)]
+        if self.view is None:
+            found = [self.endpoint] if self.endpoint in app.view_functions else []
+        else:
+            view = self.view
+            found = [name for name, func in app.view_functions.items() if wraps(func, view)]
         # Flask refuses new routes once it served a request, so the answer is final then.
         if app._got_first_request:
             self._found[app] = found
@@ -96,11 +137,25 @@ class RouteSpec:
         """As :meth:`find_endpoints`, but a view that is no route is an error, and so is
         a route without the URL variable its hreflang languages fill in."""
         found = self.find_endpoints(app)
+        if not found and self.view is None:
+            raise ConfigurationError(
+                f"endpoint {self.endpoint!r} given to add_endpoint() is not a route of this app"
+            )
         if not found:
             raise ConfigurationError(
-                f"{self.view.__qualname__} is decorated with include() but is not a route "
+                f"{self.label} is decorated with include() but is not a route "
                 "of this app (register it with @app.route / a blueprint)"
             )
+        if self.view is None and (self.params is None or self.fields_only):
+            # include() checked the view's arguments at import time; a named endpoint's
+            # rule is known only now.
+            for rule in app.url_map.iter_rules(found[0]):
+                required = sorted(rule.arguments - set(rule.defaults or ()))
+                if required:
+                    raise ConfigurationError(
+                        f"route {found[0]!r} takes URL variables {required}; add_endpoint()"
+                        " needs url_variables= (or params=) to know their values"
+                    )
         if self.languages is not None:
             variable = self.languages.variable
             for endpoint in found:
@@ -116,7 +171,7 @@ class RouteSpec:
         if self.params is None:
             return ({},)
         items = self.params() if callable(self.params) else self.params
-        return param_result(items, self.view.__qualname__)
+        return param_result(items, self.label)
 
     def count(self, app: Flask) -> int:
         """How many URLs this spec yields (walks ``params`` unless it is sized)."""

@@ -301,6 +301,8 @@ class Sitemapper:
 
         Bad arguments raise here, at import time.
         """
+        if self.master:
+            check_master_fields("include()", changefreq, priority)
 
         def decorator(view: F) -> F:
             self._check_open()

@@ -162,7 +162,7 @@ class Extensions:
     def images(self) -> tuple[Image, ...]:
         """The entry's images (an image given as a URL is built on first read)."""
         items = self._images
-        if all(type(item) is Image or isinstance(item, Image) for item in items):
+        if all(isinstance(item, Image) for item in items):
             return items  # type: ignore[return-value]
         # Each URL was checked and normalised already: Image() keeps it as it is.
         images = tuple(item if isinstance(item, Image) else Image(item) for item in items)

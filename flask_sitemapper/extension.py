@@ -230,6 +230,12 @@ class Sitemapper:
         # One Sitemapper per app owns the paths: 1.8 apps make one per sitemap (and a
         # master for their index), each served from a route of the app's own.
         if self.master or _EXTENSION_KEY in app.extensions:
+            if not self.master:
+                logger.info(
+                    "app %r has a Sitemapper already: this one registers no route there"
+                    " and is served by its generate() from a route of the app",
+                    app.name,
+                )
             return
         app.extensions[_EXTENSION_KEY] = state
         state.routes = True

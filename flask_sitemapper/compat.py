@@ -170,7 +170,7 @@ def _items(
         rows: list[dict[str, Any]] = [{}]
     else:
         variables = url_variables() if callable(url_variables) else url_variables
-        rows = _rows(_check_variables(variables, label))
+        rows = _rows(_check_variables(variables, label, crawl=True))
     fields: dict[str, Any] = {}
     for name, value in per_url.items():
         value = value() if callable(value) else value
@@ -194,27 +194,34 @@ def _items(
     return items
 
 
-def _check_variables(variables: object, label: str) -> Mapping[str, Sequence[Any]]:
-    """``url_variables`` as a mapping of names to lists of equal length, or raise."""
+def _check_variables(
+    variables: object, label: str, crawl: bool = False
+) -> Mapping[str, Sequence[Any]]:
+    """``url_variables`` as a mapping of names to lists of equal length, or raise:
+    :class:`ConfigurationError` when declared, :class:`InvalidEntryError` for what a
+    function returned on a ``crawl``."""
+
+    def refuse(reason: str) -> Exception:
+        if crawl:
+            return InvalidEntryError("url_variables", variables, reason, label)
+        return ConfigurationError(f"{label}: url_variables {reason}")
+
     if not isinstance(variables, Mapping):
-        raise ConfigurationError(
-            f"{label}: url_variables must map each URL variable to a list of values"
-            f" ({{'user_id': [1, 2, 3]}}), got {type(variables).__name__}"
+        raise refuse(
+            "must map each URL variable to a list of values ({'user_id': [1, 2, 3]}),"
+            f" got {type(variables).__name__}"
         )
     lists: dict[str, Sequence[Any]] = {}
     for name, values in variables.items():
         if not isinstance(name, str) or not _is_iterable(values):
-            raise ConfigurationError(
-                f"{label}: url_variables[{name!r}] must be a list of values, got"
-                f" {type(values).__name__}"
-            )
+            raise refuse(f"[{name!r}] must be a list of values, got {type(values).__name__}")
         # Read once: a generator given here would be empty on the next crawl.
         lists[name] = values if isinstance(values, list | tuple | range) else list(values)
     lengths = {len(values) for values in lists.values()}
     if len(lengths) > 1:
         # 1.8 zipped them, silently dropping the URLs of the longer lists.
         sizes = {name: len(values) for name, values in lists.items()}
-        raise ConfigurationError(f"{label}: url_variables lists differ in length: {sizes}")
+        raise refuse(f"lists differ in length: {sizes}")
     return lists
 
 

@@ -52,7 +52,8 @@ is built. A bad one is logged (once) and the sitemap answers 500 until it is fix
 while robots.txt keeps answering with the settings checked at ``init_app``.
 
 **flask-sitemapper 1.8 apps** work unchanged (see ``docs/migrating-from-flask-sitemapper.md``):
-``Sitemapper(app=None, https=True, master=False)``, ``include(lastmod=, changefreq=,
+``Sitemapper(app=None, https=None, master=False)`` (1.8's ``https=True`` default is
+what ``generate()`` uses when ``https`` is left out), ``include(lastmod=, changefreq=,
 priority=, url_variables=)`` above or below the route decorator, ``add_endpoint(...)``,
 and a route of the app's own returning ``sitemapper.generate(gzip=False)``, which
 answers with this package's core (valid, streamed, ETag / 304, gzip when asked for and

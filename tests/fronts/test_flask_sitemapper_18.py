@@ -744,6 +744,47 @@ def test_an_app_with_its_sitemap_elsewhere_keeps_the_package_routes() -> None:
     assert client.get("/sitemap.txt").text == "http://localhost/\n"
 
 
+def test_the_package_root_still_wins_over_a_catch_all_route() -> None:
+    # The root paths are a rule with a variable now (so that a static /sitemap.xml of
+    # the app wins); a catch-all of the app must still not take them.
+    app = Flask(__name__)
+    sitemapper = Sitemapper(app)
+
+    @app.route("/<slug>")
+    @sitemapper.include(params=[{"slug": "about"}])
+    def page(slug: str) -> str:
+        return slug
+
+    @app.route("/<path:anything>.xml")
+    def feeds(anything: str) -> str:
+        return "feed"
+
+    client = app.test_client()
+    assert locs(client.get("/sitemap.xml")) == ["http://localhost/about"]
+    assert client.get("/sitemap.txt").text == "http://localhost/about\n"
+    assert client.get("/sitemap.json").text == "sitemap.json"
+    assert client.get("/sitemap.xml.gz").headers["Content-Type"] == "application/gzip"
+
+
+def test_an_app_route_at_one_package_path_wins_there_only() -> None:
+    app = Flask(__name__)
+    sitemapper = Sitemapper(app)
+
+    @sitemapper.include()
+    @app.route("/")
+    def home() -> str:
+        return "home"
+
+    @app.route("/sitemap.txt")
+    def own_text() -> str:
+        return "mine"
+
+    client = app.test_client()
+    assert client.get("/sitemap.txt").text == "mine"
+    assert client.put("/sitemap.txt").status_code == 405
+    assert locs(client.get("/sitemap.xml")) == ["http://localhost/"]
+
+
 def test_todays_api_and_generate_on_one_sitemapper() -> None:
     # A half-migrated app: 1.8's route and decorator beside a source of today's API.
     sitemapper = Sitemapper()
@@ -889,20 +930,36 @@ def test_add_endpoint_of_a_route_with_variables_needs_url_variables() -> None:
         app.test_client().get("/sitemap.xml")
 
 
-def test_a_function_giving_bad_values_fails_the_crawl_not_the_document() -> None:
+@pytest.mark.parametrize(
+    ("url_variables", "lastmod", "error"),
+    [
+        (lambda: {"n": [1, 2]}, lambda: ["2024-01-01"], "1 values for 2 URLs"),
+        (lambda: {"n": "12"}, None, "must be a list of values"),
+        (lambda: {"n": [1, 2], "m": [1]}, None, "differ in length"),
+        (lambda: [{"n": 1}], None, "must map each URL variable"),
+        (lambda: {"n": [1]}, lambda: "last week", "lastmod"),
+    ],
+    ids=["short-list", "text", "uneven", "not-a-mapping", "bad-lastmod"],
+)
+def test_a_function_giving_bad_values_fails_the_crawl_not_the_document(
+    url_variables: Any, lastmod: Any, error: str
+) -> None:
     sitemapper = Sitemapper()
     app = Flask(__name__)
     sitemapper.init_app(app)
 
-    @sitemapper.include(url_variables=lambda: {"n": [1, 2]}, lastmod=lambda: ["2024-01-01"])
-    @app.route("/item/<int:n>")
-    def item(n: int) -> str:
-        return str(n)
+    @sitemapper.include(url_variables=url_variables, lastmod=lastmod)
+    @app.route("/item/<n>")
+    def item(n: str) -> str:
+        return n
 
     sitemap_route(app, sitemapper)
     response = app.test_client().get("/sitemap.xml")
     assert response.status_code == 500
     assert b"<urlset" not in response.data
+    app.testing = True  # the error, as the log shows it
+    with pytest.raises(InvalidEntryError, match=error):
+        app.test_client().get("/sitemap.xml")
 
 
 def test_generate_needs_init_app_and_a_boolean_gzip() -> None:

@@ -15,7 +15,7 @@ from datetime import date, datetime
 
 from .entries import Entry
 from .errors import InvalidEntryError, SitemapError, SitemapTooLargeError
-from .extensions import declarations
+from .extensions import IMAGE_BIT, Extensions, declarations
 from .limits import (
     CHUNK_BYTES,
     MAX_SITEMAP_BYTES,
@@ -185,6 +185,52 @@ def _row_elements(rows: list[Row], origin: str | None, source: str) -> str:
         assert origin is not None
         raise not_under(misplaced, origin, source)
     return "".join(parts)
+
+
+def _wide_row_elements(
+    rows: list[Row], origin: str | None, source: str, declared: int | None
+) -> tuple[str, int]:
+    """``<url>`` elements of five-field rows (the fifth: images), and the namespaces
+    they use: the same bytes and errors as ``Entry(*row[:4], images=row[4])`` written
+    by :func:`_url_elements`.
+
+    The four protocol fields go through :func:`_row_elements` (one pass, validated),
+    and each row's image fragment is checked as ``Entry`` checks it
+    (:meth:`Extensions.of_images`) and spliced in before ``</url>``. A row whose
+    images are refused is built as an ``Entry`` after the batch's fields passed, so
+    that its error is Entry's own, in Entry's order, naming the source.
+    """
+    fragments = [_image_fragment(row[4]) for row in rows]
+    # One element per line: no loc, lastmod or word the writer emits holds a newline.
+    elements = _row_elements([row[:4] for row in rows], origin, source).split("\n")
+    head = (
+        "<url>" if declared is None or declared & IMAGE_BIT else f"<url{declarations(IMAGE_BIT)}>"
+    )
+    parts: list[str] = []
+    append = parts.append
+    mask = 0
+    for row, element, fragment in zip(rows, elements, fragments, strict=False):
+        if fragment == "":
+            append(element + "\n")
+        elif fragment is None:
+            text, used = _url_elements([entry_from_row(row, source)], declared)
+            mask |= used
+            append(text)
+        else:
+            mask |= IMAGE_BIT
+            append(f"{head}{element[5:-6]}{fragment}</url>\n")
+    return "".join(parts), mask
+
+
+def _image_fragment(images: object) -> str | None:
+    # The XML of a row's images: "" for none, None when Entry must say what is wrong.
+    if images is None:
+        return ""
+    try:
+        extensions = Extensions.of_images(images)
+    except InvalidEntryError:
+        return None
+    return "" if extensions is None else extensions.xml
 
 
 def _sparse_element(
@@ -377,10 +423,18 @@ class UrlsetEncoder(DocumentEncoder):
         each item to be measured).
         """
         if type(items) is RowBatch and items.rows and max_item_bytes is None:
-            if self._declared is None:
-                self._declare(0)  # rows carry no extensions
+            if items.wide:
+                text, mask = _wide_row_elements(
+                    items.rows, items.origin, items.source, self._declared
+                )
+                if self._declared is None:
+                    self._declare(mask)
+            else:
+                if self._declared is None:
+                    self._declare(0)  # four-field rows carry no extensions
+                text = _row_elements(items.rows, items.origin, items.source)
             self._count(len(items.rows))
-            return self._push(_row_elements(items.rows, items.origin, items.source).encode())
+            return self._push(text.encode())
         if not items:
             return b""
         declared = self._declared

@@ -5,7 +5,9 @@ tuples leave the last fields out; named tuples work too), which is what a databa
 cursor gives, instead of building an :class:`~sitemap_core.entries.Entry` per URL.
 Every value of a row is validated and normalised exactly as ``Entry(*row)`` would do
 it, with the same :class:`~sitemap_core.errors.InvalidEntryError`, named after the
-source; only no ``Entry`` object is made where none is needed.
+source; only no ``Entry`` object is made where none is needed. A fifth field, when
+given, holds the row's images (a list of image URLs or :class:`Image` objects, or
+None), checked and written as ``Entry(*row[:4], images=row[4])`` would be.
 
 A batch of rows travels as a :class:`RowBatch`: a ``list[Entry]`` whose entries are
 built only when something asks for them (the text and HTML writers, a spool's
@@ -34,14 +36,14 @@ __all__ = [
     "split_batch",
 ]
 
-#: A source row: ``(loc, lastmod, changefreq, priority)``, or a prefix of it.
+#: A source row: ``(loc, lastmod, changefreq, priority[, images])``, or a prefix of it.
 Row: TypeAlias = tuple[Any, ...]
 
 #: The characters ``_COMMON_URL`` allows after the host's ``/`` (a test keeps the two
 #: in step).
 PATH_CHARS = r"[A-Za-z0-9\-._~!$&'()*+,;=:@/?%]"
 
-ROW_SHAPE = "a row must be (loc[, lastmod[, changefreq[, priority]]])"
+ROW_SHAPE = "a row must be (loc[, lastmod[, changefreq[, priority[, images]]]])"
 
 
 def not_under(loc: str, origin: str, source: str) -> InvalidEntryError:
@@ -52,11 +54,14 @@ def not_under(loc: str, origin: str, source: str) -> InvalidEntryError:
 def entry_from_row(row: Row, source: str) -> Entry:
     """``Entry(*row)``, its error naming ``source``: the reference for every row.
 
-    A tuple of no field or of more than four raises :class:`InvalidEntryError`.
+    A tuple of no field or of more than five raises :class:`InvalidEntryError`; a fifth
+    field is the entry's ``images``.
     """
-    if not 1 <= len(row) <= 4:
+    if not 1 <= len(row) <= 5:
         raise InvalidEntryError("item", row, ROW_SHAPE, source)
     try:
+        if len(row) == 5:
+            return Entry(*row[:4], images=row[4])
         return Entry(*row)
     except InvalidEntryError as exc:
         raise exc.with_source(source) from None
@@ -115,13 +120,22 @@ class RowBatch(list[Entry]):
 
     @classmethod
     def of(cls, items: list[Any], source: str) -> RowBatch:
-        """A batch of ``items`` (tuples), each padded to four fields.
+        """A batch of ``items`` (tuples), each padded to four fields, or to five when a
+        row of the batch has images (see :attr:`wide`).
 
-        A tuple of no field or of more than four raises :class:`InvalidEntryError`.
+        A tuple of no field or of more than five raises :class:`InvalidEntryError`.
         """
-        if set(map(len, items)) != {4}:
-            items = [_padded(row, source) for row in items]
+        widths = set(map(len, items))
+        if widths != {4} and widths != {5}:
+            width = 5 if 5 in widths else 4
+            items = [_padded(row, source, width) for row in items]
         return cls(items, source)
+
+    @property
+    def wide(self) -> bool:
+        """Whether the rows carry a fifth field, their images (every row then has five)."""
+        rows = self.rows
+        return bool(rows) and len(rows[0]) == 5  # type: ignore[index]
 
     def build(self) -> None:
         """Validate the rows and fill the list with their entries (once)."""
@@ -161,13 +175,13 @@ def split_batch(batch: list[Entry], size: int) -> list[list[Entry]]:
     return [batch[i : i + size] for i in range(0, len(batch), size)]
 
 
-def _padded(row: tuple[Any, ...], source: str) -> Row:
+def _padded(row: tuple[Any, ...], source: str, width: int = 4) -> Row:
     size = len(row)
-    if size == 4:
+    if size == width:
         return row
-    if not 1 <= size <= 3:
+    if not 1 <= size <= 5:
         raise InvalidEntryError("item", row, ROW_SHAPE, source)
-    return (*row, *(None,) * (4 - size))
+    return (*row, *(None,) * (width - size))
 
 
 def _building(name: str) -> Callable[..., Any]:

@@ -323,9 +323,10 @@ def test_short_rows_named_tuples_and_mixed_batches() -> None:
     assert mixed == [Entry(ORIGIN + "e"), Entry(ORIGIN + "s"), Entry(ORIGIN + "t", priority=1.0)]
 
 
-@pytest.mark.parametrize("row", [(), (ORIGIN + "a", None, None, None, None)])
+# A fifth field is the row's images (tests/core/test_image_rows.py): six are refused.
+@pytest.mark.parametrize("row", [(), (ORIGIN + "a", None, None, None, None, None)])
 @pytest.mark.parametrize("alone", [True, False])
-def test_rows_of_no_field_or_more_than_four_are_refused(row: tuple[Any, ...], alone: bool) -> None:
+def test_rows_of_no_field_or_more_than_five_are_refused(row: tuple[Any, ...], alone: bool) -> None:
     items: list[Any] = [(ORIGIN + "a",), row] if alone else [ORIGIN + "a", row]
     with pytest.raises(InvalidEntryError) as info:
         coerce_batch(items, "posts")

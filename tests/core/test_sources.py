@@ -235,8 +235,16 @@ def test_items_may_be_str_or_entry() -> None:
 
 @pytest.mark.parametrize(
     "item",
-    # Tuples are rows (tests/core/test_rows.py); only those of 0 or 5+ fields are refused.
-    [42, None, b"https://example.com/", (), (url(0), None, None, None, None), {"loc": url(0)}],
+    # Tuples are rows (tests/core/test_rows.py; a fifth field holds the images): only
+    # those of 0 or 6+ fields are refused.
+    [
+        42,
+        None,
+        b"https://example.com/",
+        (),
+        (url(0), None, None, None, None, None),
+        {"loc": url(0)},
+    ],
 )
 def test_other_items_raise_naming_the_source(item: Any) -> None:
     source = UrlSource.from_object("posts", [url(0), item])

@@ -1,0 +1,120 @@
+"""Tuple rows with a fifth field, their images: written as ``Entry`` writes them.
+
+``(loc, lastmod, changefreq, priority, images)`` is validated and written exactly as
+``Entry(*row[:4], images=row[4])``: the same bytes (namespaces declared on ``<urlset>``
+by the first batch, on ``<url>`` by a later one), or the same typed error naming the
+source. Rows of four fields keep their own path.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from xsd import validate
+
+from sitemap_core import Entry, Image, InvalidEntryError, Site, UrlSource, respond
+from sitemap_core.render import UrlsetEncoder
+from sitemap_core.rows import RowBatch
+
+from .helpers import BASE
+
+LOCS = st.one_of(
+    st.builds(lambda i: f"https://example.com/p/{i}?a=1&b='2'", st.integers(0, 999)),
+    st.sampled_from(["https://example.com/ü", "ftp://x", "https://example.com/a b", "", 7]),
+)
+IMAGE_URLS = st.one_of(
+    st.builds(lambda i: f"https://cdn.example.com/{i}.png", st.integers(0, 99)),
+    st.sampled_from(["https://cdn.example.com/a&b.jpg", "https://cdn.example.com/ü.png", "x", 3]),
+)
+IMAGES = st.one_of(
+    st.none(),
+    st.lists(IMAGE_URLS, max_size=3),
+    st.lists(
+        IMAGE_URLS.filter(lambda u: isinstance(u, str)).map(
+            lambda u: Image(u) if u.startswith("https") else u
+        ),
+        max_size=2,
+    ),
+    st.just("https://cdn.example.com/not-a-list.png"),
+)
+ROWS = st.tuples(
+    LOCS,
+    st.sampled_from([None, "2024-01-02T03:04:05+00:00", "2024-01-02", "not a date"]),
+    st.sampled_from([None, "daily", "sometimes"]),
+    st.sampled_from([None, 0.5, 2.0]),
+    IMAGES,
+)
+
+
+def written(batches: list[list[Any]]) -> bytes | InvalidEntryError:
+    encoder = UrlsetEncoder()
+    try:
+        return b"".join(encoder.feed(batch, None, "s") for batch in batches) + encoder.close()
+    except InvalidEntryError as error:
+        return error
+
+
+def as_entries(rows: list[tuple[Any, ...]]) -> list[Entry]:
+    entries = []
+    for row in rows:
+        try:
+            entries.append(Entry(*row[:4], images=row[4]))
+        except InvalidEntryError as error:
+            raise error.with_source("s") from None
+    return entries
+
+
+@settings(max_examples=300, deadline=None)
+@given(first=st.lists(ROWS, min_size=1, max_size=4), second=st.lists(ROWS, max_size=4))
+def test_image_rows_write_what_entries_write(
+    first: list[tuple[Any, ...]], second: list[tuple[Any, ...]]
+) -> None:
+    batches_of_rows = [RowBatch.of(list(first), "s")] + (
+        [RowBatch.of(list(second), "s")] if second else []
+    )
+    got = written(batches_of_rows)
+    try:
+        expected: bytes | InvalidEntryError = written(
+            [as_entries(first)] + ([as_entries(second)] if second else [])
+        )
+    except InvalidEntryError as error:
+        expected = error
+    if isinstance(expected, bytes):
+        assert got == expected
+        validate(expected)
+    else:
+        assert isinstance(got, InvalidEntryError), got
+        assert got.source == "s"
+        if len(first) == 1 and not second:
+            # One row: the very same error (field, value, reason).
+            assert (got.field, got.reason) == (expected.field, expected.reason)
+
+
+def test_a_row_of_five_through_a_site_is_valid_and_streams() -> None:
+    rows = [
+        (
+            f"https://example.com/p/{i}",
+            "2024-05-01T10:00:00+00:00",
+            None,
+            None,
+            [f"https://example.com/p/{i}/c.svg"],
+        )
+        for i in range(3_000)
+    ]
+    site = Site([UrlSource.from_object("posts", rows, fingerprint=lambda: 1)])
+    reply = respond(site, "GET", "/sitemap.xml", lambda: BASE, {})
+    assert reply is not None and reply.status == 200
+    document = b"".join(reply.body)  # type: ignore[arg-type]
+    validate(document)
+    assert document.count(b"<image:image>") == 3_000
+    text = respond(site, "GET", "/sitemap.txt", lambda: BASE, {})
+    assert text is not None and b"".join(text.body).count(b"\n") == 3_000  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("row", [(), ("https://example.com/a", None, None, None, None, "extra")])
+def test_a_row_of_no_field_or_six_is_refused(row: tuple[Any, ...]) -> None:
+    with pytest.raises(InvalidEntryError, match="a row must be"):
+        RowBatch.of([row], "s")

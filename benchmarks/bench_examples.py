@@ -236,7 +236,7 @@ def _first_difference(left: bytes, right: bytes) -> str:
 #: (label, file suffix, function names): cumulative shares reported by ``--profile``
 #: (the core is being tuned: a label whose functions are gone is left out).
 PROFILED: tuple[tuple[str, str, tuple[str, ...]], ...] = (
-    ("the example's build callback (post_entry)", "examples/flask_blog/app.py", ("post_entry",)),
+    ("the example's build callback (post_row)", "examples/flask_blog/app.py", ("post_row",)),
     ("  Entry construction (images included)", "sitemap_core/entries.py", ("__init__",)),
     ("    extension fields (images) checked", "sitemap_core/extensions.py", ("build",)),
     ("      Image construction", "sitemap_core/media.py", ("__init__",)),

@@ -85,6 +85,21 @@ _common_url = _COMMON_URL.match
 _stray_percent = _STRAY_PERCENT.search
 
 
+def plain_image_xml(url: object) -> str | None:
+    """The ``<image:image>`` of an image URL already in its written form (the common
+    case: the same check as ``Entry``'s inlined one), or None: take the full path."""
+    if (
+        type(url) is str
+        and 12 <= len(url) <= MAX_URL_LENGTH
+        and _common_url(url) is not None
+        and ("%" not in url or _stray_percent(url) is None)
+    ):
+        if "&" in url or "'" in url:
+            url = escape_uri(url)
+        return f"<image:image><image:loc>{url}</image:loc></image:image>"
+    return None
+
+
 def _image_items(value: list[Any] | tuple[Any, ...]) -> tuple[tuple[Image | str, ...], str]:
     """The images of a list or tuple of at most 1,000, and their XML.
 
@@ -97,14 +112,12 @@ def _image_items(value: list[Any] | tuple[Any, ...]) -> tuple[tuple[Image | str,
     parts: list[str] = []
     for item in value:
         if type(item) is str:
-            if (
-                12 <= len(item) <= MAX_URL_LENGTH
-                and _common_url(item) is not None
-                and ("%" not in item or _stray_percent(item) is None)
-            ):
-                url = item
-            else:
-                url = normalise_url(item, "image.loc")
+            xml = plain_image_xml(item)
+            if xml is not None:
+                items.append(item)
+                parts.append(xml)
+                continue
+            url = normalise_url(item, "image.loc")
             items.append(url)
             if "&" in url or "'" in url:
                 url = escape_uri(url)

@@ -15,7 +15,7 @@ from datetime import date, datetime
 
 from .entries import Entry
 from .errors import InvalidEntryError, SitemapError, SitemapTooLargeError
-from .extensions import IMAGE_BIT, Extensions, declarations
+from .extensions import IMAGE_BIT, Extensions, declarations, plain_image_xml
 from .limits import (
     CHUNK_BYTES,
     MAX_SITEMAP_BYTES,
@@ -173,6 +173,22 @@ def _row_elements(rows: list[Row], origin: str | None, source: str) -> str:
                 "</priority></url>\n"
             )
             continue
+        # The commonest database row: a loc and a lastmod, no hints.
+        if (
+            written is not None
+            and changefreq is None
+            and priority is None
+            and type(loc) is str
+            and 12 <= len(loc) <= MAX_URL_LENGTH
+            and match(loc) is not None
+            and ("%" not in loc or stray(loc) is None)
+        ):
+            if "&" in loc:
+                loc = loc.replace("&", "&amp;")
+            if "'" in loc:
+                loc = loc.replace("'", "&apos;")
+            append(f"<url><loc>{loc}</loc><lastmod>{written}</lastmod></url>\n")
+            continue
         text = _sparse_element(loc, lastmod, written, changefreq, priority, match)
         if text is None:
             entry = entry_from_row((loc, lastmod, changefreq, priority), source)
@@ -226,6 +242,10 @@ def _image_fragment(images: object) -> str | None:
     # The XML of a row's images: "" for none, None when Entry must say what is wrong.
     if images is None:
         return ""
+    if type(images) is list and len(images) == 1:  # one image: the commonest, inline
+        xml = plain_image_xml(images[0])
+        if xml is not None:
+            return xml
     try:
         extensions = Extensions.of_images(images)
     except InvalidEntryError:

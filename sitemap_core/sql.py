@@ -241,11 +241,13 @@ class SQLiteSource:
     its generator finishes or is closed (also when the client goes away midway); the
     small fact queries (count, fingerprint, newest) share one connection per thread
     (and per process), each call ending its read transaction. ``build`` turns one
-    :class:`sqlite3.Row` of ``columns`` into an :class:`Entry`, a URL string, or a
-    tuple row ``(loc, lastmod, changefreq, priority)`` (the fastest: validated and
-    written in one pass, see :mod:`sitemap_core.rows`).
-    ``lastmod`` names the column whose maximum :meth:`newest` reports. ``where`` is a
-    trusted SQL filter (``where_params`` its values). See the module documentation
+    row of ``columns`` into an :class:`Entry`, a URL string, or a tuple row
+    ``(loc, lastmod, changefreq, priority[, images])`` (the fastest: validated and
+    written in one pass, see :mod:`sitemap_core.rows`). ``row_factory`` is what
+    ``build`` receives: a :class:`sqlite3.Row` by default (columns by name), or with
+    ``None`` a plain tuple in ``columns`` order, about half the cost per row on a big
+    page. ``lastmod`` names the column whose maximum :meth:`newest` reports. ``where``
+    is a trusted SQL filter (``where_params`` its values). See the module documentation
     for ``mode`` and ``version_table``.
     """
 
@@ -263,6 +265,7 @@ class SQLiteSource:
         mode: Mode = "seek",
         version_table: str | None = None,
         change_log: str | None = None,
+        row_factory: Callable[[sqlite3.Cursor, tuple[Any, ...]], Any] | None = sqlite3.Row,
     ) -> None:
         if not callable(connect) or not callable(build):
             raise ConfigurationError("connect and build must be callables")
@@ -276,6 +279,9 @@ class SQLiteSource:
             raise ConfigurationError("give version_table or change_log, not both")
         self._connect = connect
         self._build = build
+        if row_factory is not None and not callable(row_factory):
+            raise ConfigurationError("row_factory must be a callable, or None for tuples")
+        self._row_factory = row_factory
         self.mode: Mode = mode
         self._params = tuple(where_params)
         t, k = _ident("table", table), _ident("key", key)
@@ -483,7 +489,7 @@ class SQLiteSource:
             cursor = conn.cursor()
             # On the cursor, not the connection: the caller's connection settings stay
             # theirs (the connection may come from a pool-like factory).
-            cursor.row_factory = sqlite3.Row
+            cursor.row_factory = self._row_factory
             cursor.execute(self._rows_sql, params)
             build = self._build
             for row in cursor:

@@ -15,7 +15,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from xsd import validate
 
-from sitemap_core import Entry, Image, InvalidEntryError, Site, UrlSource, respond
+from sitemap_core import (
+    ConfigurationError,
+    Entry,
+    Image,
+    InvalidEntryError,
+    Site,
+    UrlSource,
+    respond,
+)
 from sitemap_core.render import UrlsetEncoder
 from sitemap_core.rows import RowBatch
 
@@ -118,3 +126,48 @@ def test_a_row_of_five_through_a_site_is_valid_and_streams() -> None:
 def test_a_row_of_no_field_or_six_is_refused(row: tuple[Any, ...]) -> None:
     with pytest.raises(InvalidEntryError, match="a row must be"):
         RowBatch.of([row], "s")
+
+
+def test_sqlite_source_hands_build_plain_tuples_when_asked(tmp_path: Any) -> None:
+    import sqlite3
+
+    from sitemap_core.sql import SQLiteSource
+
+    path = tmp_path / "t.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, at TEXT)")
+        db.executemany("INSERT INTO t VALUES (?, ?)", [(i, "2024-01-01") for i in range(1, 4)])
+    db.close()
+    seen: list[Any] = []
+
+    def build(row: Any) -> tuple[str, str, None, None, list[str]]:
+        seen.append(row)
+        url = f"https://example.com/t/{row[0]}"
+        return (url, row[1], None, None, [url + "/i.png"])
+
+    source = SQLiteSource(
+        lambda: sqlite3.connect(path), "t", "id", build, columns=("id", "at"), row_factory=None
+    )
+    assert list(source[0:3]) == [
+        (
+            f"https://example.com/t/{i}",
+            "2024-01-01",
+            None,
+            None,
+            [f"https://example.com/t/{i}/i.png"],
+        )
+        for i in range(1, 4)
+    ]
+    assert all(type(row) is tuple for row in seen)
+    by_name = SQLiteSource(
+        lambda: sqlite3.connect(path),
+        "t",
+        "id",
+        lambda row: f"https://example.com/{row['id']}",
+        columns=("id", "at"),
+    )
+    assert list(by_name[0:1]) == ["https://example.com/1"]
+    with pytest.raises(ConfigurationError, match="row_factory"):
+        SQLiteSource(
+            lambda: sqlite3.connect(path), "t", "id", build, columns=("id",), row_factory=5
+        )  # type: ignore[arg-type]

@@ -400,3 +400,24 @@ def test_over_http_1_0_a_late_failure_is_a_500_never_a_short_200(
     assert status == 500, (path, status, fields, body[:200])
     assert fields.get("content-length") == str(len(body))
     assert b"/items/" not in body and "etag" not in fields
+
+
+@serving(STREAMING_APPS)
+@pytest.mark.parametrize(
+    "path", ["/sitemap-late-1.txt", "/sitemap-late-1.html", "/sitemap-late-1.xml.gz"]
+)
+def test_over_http_1_1_every_kind_is_cut_never_short(failing_app: Server, path: str) -> None:
+    # Text ends on a newline and HTML and gzip can look whole too: only the missing
+    # terminating chunk says the transfer was cut, and it must be missing.
+    received = bytearray()
+    with (
+        httpx.Client(timeout=HTTP_TIMEOUT, trust_env=False) as client,
+        client.stream("GET", failing_app.url(path)) as response,
+    ):
+        assert response.status_code == 200  # sent before the source failed
+        assert "content-length" not in response.headers
+        assert response.headers.get("transfer-encoding") == "chunked"
+        with pytest.raises(httpx.RemoteProtocolError):
+            for chunk in response.iter_raw():
+                received += chunk
+    assert len(received) > 10_000  # it really failed mid-stream

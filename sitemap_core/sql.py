@@ -6,7 +6,7 @@ whose rows become entries lazily, and ``fingerprint`` / ``newest`` make ETags, 3
 the page cache and the index's ``<lastmod>`` values cheap::
 
     import sqlite3
-    from contextlib import contextmanager
+    from contextlib import closing
     from sitemap_core import Entry, UrlSource
     from sitemap_core.sql import SQLiteSource, install_version_triggers
 

@@ -9,7 +9,7 @@ Run it from this folder::
 * ``/``, ``/about`` and the six ``/topics/{topic}`` pages are marked with
   ``SitemapRoutes``; the articles come from the library's
   :class:`~sitemap_core.sql.SQLiteSource`, the fast way to list a big table:
-  ``/sitemap.xml`` (an index, as 60,008 URLs need two pages of articles) reads no
+  ``/sitemap.xml`` (an index, as 60,011 URLs need two pages of articles) reads no
   article, and each child sitemap is one bounded query (keyset paging) whose rows are
   written out as they are read. It is a plain sync source: the middleware pulls and
   writes each page in one worker thread of its own pool, so the event loop only sends

@@ -216,6 +216,9 @@ def _wide_row_elements(
     images are refused is built as an ``Entry`` after the batch's fields passed, so
     that its error is Entry's own, in Entry's order, naming the source.
     """
+    inline = _image_rows_inline(rows, origin, declared)
+    if inline is not None:
+        return inline, IMAGE_BIT
     fragments = [_image_fragment(row[4]) for row in rows]
     # One element per line: no loc, lastmod or word the writer emits holds a newline.
     elements = _row_elements([row[:4] for row in rows], origin, source).split("\n")
@@ -236,6 +239,51 @@ def _wide_row_elements(
             mask |= IMAGE_BIT
             append(f"{head}{element[5:-6]}{fragment}</url>\n")
     return "".join(parts), mask
+
+
+def _image_rows_inline(rows: list[Row], origin: str | None, declared: int | None) -> str | None:
+    # A whole batch of the commonest image rows, (loc, lastmod, None, None, [one image
+    # URL]), each field in a form Entry writes inline: one f-string per row. None as
+    # soon as a row has another shape: the general path then writes (or refuses) the
+    # batch, errors in Entry's order.
+    match = loc_matcher(origin)
+    stray = _STRAY_PERCENT.search
+    zones = _ZONE_SUFFIX
+    zoned = _zoned_text
+    iso_text = _lastmod_text
+    image_xml = plain_image_xml
+    head = (
+        "<url>" if declared is None or declared & IMAGE_BIT else f"<url{declarations(IMAGE_BIT)}>"
+    )
+    parts: list[str] = []
+    append = parts.append
+    written: str | None
+    for loc, lastmod, changefreq, priority, images in rows:
+        if type(lastmod) is datetime and (suffix := zones.get(lastmod.tzinfo)) is not None:
+            written = zoned(lastmod, suffix)
+        elif type(lastmod) is str:
+            written = iso_text(lastmod)
+        else:
+            return None
+        if (
+            written is None
+            or changefreq is not None
+            or priority is not None
+            or type(images) is not list
+            or len(images) != 1
+            or type(loc) is not str
+            or not 12 <= len(loc) <= MAX_URL_LENGTH
+            or match(loc) is None
+            or ("%" in loc and stray(loc) is not None)
+            or (xml := image_xml(images[0])) is None
+        ):
+            return None
+        if "&" in loc:
+            loc = loc.replace("&", "&amp;")
+        if "'" in loc:
+            loc = loc.replace("'", "&apos;")
+        append(f"{head}<loc>{loc}</loc><lastmod>{written}</lastmod>{xml}</url>\n")
+    return "".join(parts)
 
 
 def _image_fragment(images: object) -> str | None:

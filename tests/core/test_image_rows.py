@@ -8,6 +8,7 @@ source. Rows of four fields keep their own path.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
@@ -171,3 +172,56 @@ def test_sqlite_source_hands_build_plain_tuples_when_asked(tmp_path: Any) -> Non
         SQLiteSource(
             lambda: sqlite3.connect(path), "t", "id", build, columns=("id",), row_factory=5
         )  # type: ignore[arg-type]
+
+
+INLINE_ROWS = st.tuples(
+    st.builds(
+        lambda i, q: f"https://example.com/p/{i}{q}",
+        st.integers(0, 99),
+        st.sampled_from(["", "?a=1&b=2", "/it's", "/%41"]),
+    ),
+    st.sampled_from(
+        [
+            "2024-01-02T03:04:05+00:00",
+            "2024-01-02 03:04:05",
+            "2024-01-02",
+            datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone(timedelta(hours=5, minutes=30))),
+            datetime(2024, 1, 2, 3, 4, 5, tzinfo=UTC),
+        ]
+    ),
+    st.just(None),
+    st.just(None),
+    st.builds(
+        lambda i, q: [f"https://cdn.example.com/{i}{q}.png"],
+        st.integers(0, 99),
+        st.sampled_from(["", "&x", "'y"]),
+    ),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    batch=st.lists(INLINE_ROWS, min_size=1, max_size=6),
+    odd=st.one_of(st.none(), ROWS),
+    first_plain=st.booleans(),
+)
+def test_batches_of_the_commonest_image_rows_write_what_entries_write(
+    batch: list[tuple[Any, ...]], odd: tuple[Any, ...] | None, first_plain: bool
+) -> None:
+    # A whole batch of (loc, lastmod, None, None, [image]) takes the inline loop; one odd
+    # row sends the batch down the general path; a first batch without images makes the
+    # namespace be declared on each <url> of the next.
+    rows = list(batch) if odd is None else [*batch, odd]
+    batches: list[list[tuple[Any, ...]]] = [rows]
+    if first_plain:
+        batches.insert(0, [("https://example.com/first", None, None, None, None)])
+    got = written([RowBatch.of(list(b), "s") for b in batches])
+    try:
+        expected: bytes | InvalidEntryError = written([as_entries(b) for b in batches])
+    except InvalidEntryError as error:
+        expected = error
+    if isinstance(expected, bytes):
+        assert got == expected
+        validate(expected)
+    else:
+        assert isinstance(got, InvalidEntryError) and got.source == "s"

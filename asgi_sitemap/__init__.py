@@ -34,7 +34,9 @@ try:
 except ModuleNotFoundError as exc:
     # Without the extra, say which one to install rather than "No module named 'anyio'";
     # any other missing module is reported as it is.
-    if (exc.name or "").partition(".")[0] not in ("anyio", "starlette"):
+    # Only a package that is not there at all: a submodule missing from an installed
+    # Starlette (a version mismatch) is reported as it is.
+    if exc.name not in ("anyio", "starlette"):
         raise
     raise ImportError(
         f"asgi_sitemap needs Starlette and anyio ({exc.name!r} is missing):"

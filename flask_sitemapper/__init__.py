@@ -91,7 +91,9 @@ def __getattr__(name: str) -> Any:
     try:
         module = import_module(f".{module_name}", __name__)
     except ModuleNotFoundError as exc:
-        if (exc.name or "").partition(".")[0] not in _FLASK_MODULES:
+        # Only a package that is not there at all: a submodule missing from an
+        # installed Flask (a version mismatch) is reported as it is.
+        if exc.name not in _FLASK_MODULES:
             raise
         raise ImportError(
             f"flask_sitemapper.{name} needs Flask, which is not installed"

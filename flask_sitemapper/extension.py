@@ -825,12 +825,18 @@ def _is_head() -> bool:
 
 
 def _allowed_hosts(config: Mapping[str, Any]) -> tuple[str, ...]:
-    # SITEMAP_ALLOWED_HOSTS, else Flask's TRUSTED_HOSTS, else loopback; whichever is
-    # used is checked under its own name (a bare string there would allow any host).
-    for key in ("SITEMAP_ALLOWED_HOSTS", "TRUSTED_HOSTS"):
-        value = config.get(key)
-        if value is not None and (isinstance(value, str | bytes) or value):
-            return check_allowed_hosts(value, key)
+    # SITEMAP_ALLOWED_HOSTS when set (an empty list trusts no host, as on the
+    # middlewares), else Flask's TRUSTED_HOSTS, else loopback; whichever is used is
+    # checked under its own name. TRUSTED_HOSTS is Flask's own setting, read with
+    # Werkzeug's rule: a string there is one host (ours refuses a bare string).
+    value = config.get("SITEMAP_ALLOWED_HOSTS")
+    if value is not None:
+        return check_allowed_hosts(value, "SITEMAP_ALLOWED_HOSTS")
+    trusted = config.get("TRUSTED_HOSTS")
+    if trusted:
+        return check_allowed_hosts(
+            [trusted] if isinstance(trusted, str) else trusted, "TRUSTED_HOSTS"
+        )
     return LOOPBACK_HOSTS
 
 

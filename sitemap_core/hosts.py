@@ -41,7 +41,8 @@ _HOST_HEADER = re.compile(r"(?P<name>\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(?::(?P<p
 # One allow-list entry: "*", ".domain" (the domain and its subdomains), or a host with
 # an optional port. No other wildcard: "*.example.com" would read as a pattern it is not.
 _HOST_PATTERN = re.compile(
-    r"\*|\.?(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.?)(?::[0-9]{1,5})?"
+    r"\*|\.[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.?"
+    r"|(?:\[[0-9a-fA-F:.]+\]|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.?)(?::(?P<port>[0-9]{1,5}))?"
 )
 
 
@@ -73,11 +74,13 @@ class BaseURL:
 
     @classmethod
     def _parse(cls, text: str) -> BaseURL:
-        # What parse() remembers.
-        if not isinstance(text, str):
-            raise ConfigurationError(f"base URL must be a str, got {text!r}")
-        parts = urlsplit(text.strip())
-        if parts.query or parts.fragment or parts.username or parts.password:
+        # What parse() remembers (text is a str: parse() checked).
+        try:
+            parts = urlsplit(text.strip())
+        except ValueError as exc:  # "http://[::1": an unclosed IPv6 bracket
+            raise ConfigurationError(f"base URL {shorten(text)} is not a URL: {exc}") from None
+        # An empty "?" or "#" leaves query and fragment empty, yet stays in the URL.
+        if "?" in text or "#" in text or parts.username or parts.password:
             raise ConfigurationError(
                 f"base URL {text!r} must not carry a query, fragment or credentials"
             )
@@ -190,15 +193,20 @@ def check_allowed_hosts(hosts: object, setting: str = "allowed_hosts") -> tuple[
             f"{setting} must be a list of hosts such as ['example.com', '.example.org'],"
             f" got {shorten(hosts)}"
         )
-    entries = tuple(hosts)
-    for entry in entries:
-        if not isinstance(entry, str) or not _HOST_PATTERN.fullmatch(entry):
+    entries = []
+    for entry in hosts:
+        match = _HOST_PATTERN.fullmatch(entry) if isinstance(entry, str) else None
+        port = None if match is None else match.group("port")
+        if match is None or (port is not None and not 1 <= int(port) <= 65535):
             raise ConfigurationError(
                 f"{setting} entry {shorten(entry)} is not a host: use 'example.com',"
-                " 'example.com:8080', '.example.com' for the domain and its subdomains,"
-                " or '*' for any host"
+                " 'example.com:8080' (a port from 1 to 65535), '.example.com' for the"
+                " domain and its subdomains (any port), or '*' for any host"
             )
-    return entries
+        # Written as request hosts are compared: lower case, no trailing dot of an FQDN.
+        name, colon, rest = entry.lower().rpartition(":") if port else (entry.lower(), "", "")
+        entries.append(f"{name.rstrip('.')}{colon}{rest}")
+    return tuple(entries)
 
 
 def host_is_allowed(host: str, allowed: Iterable[str]) -> bool:

@@ -209,3 +209,13 @@ def test_trailing_dot_host_is_refused_or_normalised() -> None:
     assert got is not None and got.status in (200, 400)
     if got.status == 200:
         assert locs(got.body) == ["https://example.com/a"]
+
+
+@pytest.mark.parametrize("text", ["https://example.com/#", "https://example.com/?", "http://[::1"])
+def test_parse_refuses_an_empty_query_or_fragment_and_a_broken_url(text: str) -> None:
+    # From review: urlsplit reports an empty "?" or "#" as empty, yet it stays in the
+    # URL (every entry then fell outside the site); an unclosed bracket raised a bare
+    # ValueError.
+    with pytest.raises(ConfigurationError) as info:
+        BaseURL.parse(text)
+    assert repr(text) in str(info.value)

@@ -14,7 +14,7 @@ from flask import Flask
 
 from flask_sitemapper import Sitemapper
 from sitemap_core import ConfigurationError
-from sitemap_core.hosts import check_allowed_hosts
+from sitemap_core.hosts import check_allowed_hosts, host_is_allowed
 
 from .conftest import FRONTS, standard_sources
 
@@ -78,3 +78,34 @@ def test_flask_checks_a_list_set_after_init_app_on_each_request() -> None:
 def test_good_lists_are_kept_as_given(hosts: list[str]) -> None:
     assert check_allowed_hosts(hosts) == tuple(hosts)
     assert check_allowed_hosts(iter(hosts)) == tuple(hosts)
+
+
+# -- from review: entries that passed the check but could never match -----------------
+
+
+@pytest.mark.parametrize("entry", [".example.com:8080", "example.com:0", "example.com:99999"])
+def test_entries_that_could_never_match_are_refused(entry: str) -> None:
+    with pytest.raises(ConfigurationError, match="allowed_hosts entry"):
+        check_allowed_hosts([entry])
+
+
+def test_entries_are_written_as_hosts_are_compared() -> None:
+    # A fully qualified name and capitals match the host they name.
+    hosts = check_allowed_hosts(["Example.COM.", "[::1]:8000"])
+    assert hosts == ("example.com", "[::1]:8000")
+    assert host_is_allowed("example.com", hosts) and host_is_allowed("EXAMPLE.com.", hosts)
+
+
+@pytest.mark.parametrize("front", FRONTS.values(), ids=FRONTS.keys())
+def test_an_empty_list_trusts_no_host_on_every_front(front: Any) -> None:
+    app = front.build_app(standard_sources(), allowed_hosts=[])
+    client = front.client(app)
+    assert client.get("/sitemap.xml", headers={"Host": "localhost"}).status_code == 400
+
+
+def test_flask_trusted_hosts_reads_a_string_as_werkzeug_does() -> None:
+    app = Flask(__name__)
+    app.config["TRUSTED_HOSTS"] = "localhost"  # one host, as Flask itself reads it
+    sitemapper = Sitemapper(app)
+    sitemapper.add_source("pages", ["http://localhost/a"])
+    assert app.test_client().get("/sitemap.xml").status_code == 200

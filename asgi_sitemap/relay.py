@@ -143,8 +143,7 @@ class Relays:
             relay = self._live.get(key)
             if relay is None or relay.done:
                 relay = self._live[key] = Relay()
-                runner = ThreadRunner(task_group, threads)
-                task_group.start_soon(self._produce, key, relay, render, runner)
+                task_group.start_soon(self._produce, key, relay, render, threads)
             reader = relay.read()
             try:
                 # The first chunk now: a render failing before it is a 500, not a 200.
@@ -156,36 +155,51 @@ class Relays:
 
         return share
 
-    async def _produce(self, key: str, relay: Relay, render: Render, runner: ThreadRunner) -> None:
+    async def _produce(
+        self, key: str, relay: Relay, render: Render, threads: anyio.CapacityLimiter | None
+    ) -> None:
         error: BaseException | None = None
         try:
             # Shielded: other requests' readers depend on this render, so the request
             # that started it going away must not cut it short; it ends by itself once
-            # no reader is left, and it is bounded by the limiter.
+            # no reader is left, and it is bounded by the limiter. Its threads run in a
+            # task group made inside the shield: in the request's own group, that
+            # request's disconnect would cancel the task pulling a sync source, whose
+            # stream would then end early, as if complete.
             with anyio.CancelScope(shield=True):
-                async with self._limit():
-                    body = render(runner)
+                async with self._limit(), anyio.create_task_group() as pulling:
+                    runner = ThreadRunner(pulling, threads)
                     try:
-                        async for chunk in body:
-                            relay.put(chunk)
-                            # A turn for the loop per chunk, even for a source that never
-                            # awaits: other requests run, and a disconnect is seen.
-                            await anyio.lowlevel.checkpoint()
-                            if relay.readers == 0:
-                                # Every reader left: stop, and let no new one join.
-                                self._drop(key, relay)
-                                error = AbandonedRender("every reader of this render left")
-                                break
+                        error = await self._pump(key, relay, render(runner))
+                    except Exception as exc:  # caught here, not wrapped by the group
+                        error = exc
                     finally:
-                        aclose = getattr(body, "aclose", None)
-                        if aclose is not None:
-                            await aclose()
+                        runner.close()
         except Exception as exc:  # given to the readers, who cut their transfers
             error = exc
         finally:
-            runner.close()
             relay.finish(error)
             self._drop(key, relay)
+
+    async def _pump(
+        self, key: str, relay: Relay, body: AsyncIterator[bytes]
+    ) -> AbandonedRender | None:
+        # The render's chunks into the relay, until it ends or every reader left.
+        try:
+            async for chunk in body:
+                relay.put(chunk)
+                # A turn for the loop per chunk, even for a source that never awaits:
+                # other requests run, and a disconnect is seen.
+                await anyio.lowlevel.checkpoint()
+                if relay.readers == 0:
+                    # Every reader left: stop, and let no new one join.
+                    self._drop(key, relay)
+                    return AbandonedRender("every reader of this render left")
+        finally:
+            aclose = getattr(body, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        return None
 
     def _drop(self, key: str, relay: Relay) -> None:
         if self._live.get(key) is relay:

@@ -8,6 +8,7 @@ many of them run at once.
 from __future__ import annotations
 
 import gzip
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -249,5 +250,52 @@ def test_a_relay_keeps_a_window_in_memory_and_the_rest_on_disk() -> None:
         assert bytes(data) == chunk * 100
         assert sizes == {len(chunk)}  # read back as it was cut, from disk and memory
         assert relay._file.closed  # the last reader gone: the file goes with it
+
+    anyio.run(main)
+
+
+class Versioned:
+    """A sized sliceable with a fingerprint (no digest check behind its streams); its
+    entry ``gate_at`` waits until :attr:`gate` is set (it is pulled in a worker thread)."""
+
+    def __init__(self, n: int, gate_at: int) -> None:
+        self.n = n
+        self.gate_at = gate_at
+        self.gate = threading.Event()
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, window: slice) -> Iterator[Entry]:
+        for i in range(*window.indices(self.n)):
+            if i == self.gate_at:
+                assert self.gate.wait(30), "the gate was never opened"
+            yield Entry(f"{BASE}/items/{i}")
+
+    def fingerprint(self) -> str:
+        return "v1"
+
+
+def test_the_reader_who_started_a_render_leaving_never_truncates_it_for_the_others() -> None:
+    # The render's threads now run in a task group of its own, inside its shield; in
+    # the starting request's group they were exposed to that request's cancellation
+    # (under load, test_a_reader_leaving_... above then failed about one run in six).
+    # Here the source is held mid-page until the starter has left: the others still get
+    # the whole document.
+    async def main() -> None:
+        source = Versioned(40_000, gate_at=20_000)
+        app = SitemapMiddleware(hello, {"items": source}, cache=False)
+        starter, other = Got(), Got()
+        async with anyio.create_task_group() as group:
+            group.start_soon(get, app, "/sitemap.xml", 0.0, 1, "", starter)
+            await anyio.sleep(0.2)  # the render is under way, held at the gate
+            group.start_soon(get, app, "/sitemap.xml", 0.0, None, "", other)
+            with anyio.fail_after(30):
+                while not starter.done_at:
+                    await anyio.sleep(0.01)
+            source.gate.set()
+        assert other.error is None and other.status == 200
+        assert bytes(other.body).count(b"<url>") == 40_000
+        assert bytes(other.body).endswith(b"</urlset>\n")
 
     anyio.run(main)

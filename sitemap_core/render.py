@@ -220,8 +220,14 @@ def _wide_row_elements(
     if inline is not None:
         return inline, IMAGE_BIT
     fragments = [_image_fragment(row[4]) for row in rows]
-    # One element per line: no loc, lastmod or word the writer emits holds a newline.
-    elements = _row_elements([row[:4] for row in rows], origin, source).split("\n")
+    try:
+        # One element per line: no loc, lastmod or word the writer emits holds a newline.
+        elements = _row_elements([row[:4] for row in rows], origin, source).split("\n")
+    except InvalidEntryError:
+        # Entry's order of errors: row by row, each row's fields before its images.
+        for row in rows:
+            entry_from_row(row, source)
+        raise
     head = (
         "<url>" if declared is None or declared & IMAGE_BIT else f"<url{declarations(IMAGE_BIT)}>"
     )

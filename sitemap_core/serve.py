@@ -656,8 +656,12 @@ def streams_recalled(pending: Pending[S]) -> bool:
 
 
 def remember(site: Site[S], ready: Ready[S], counts: Mapping[str, int], spool: Spool) -> None:
-    """Remember what a spooled render of a recallable document found."""
-    if recallable(ready.plan):
+    """Remember what a spooled render of a recallable document found.
+
+    Not when a source counted no entry: it has no slice in the plan, so no walk would
+    read it again, and its growth would go unseen (the document served stale, 304s too).
+    """
+    if recallable(ready.plan) and all(counts.values()):
         found = Recalled(dict(counts), spool.digest, spool.newest, spool.dates, spool.first)
         site.recall.found(ready.identity, found)
 

@@ -64,11 +64,16 @@ def fingerprint_etag(identity: str, fingerprints: Iterable[object], coding: str)
     Remembered for the latest documents: a 304 asks it on every request.
     """
     values = tuple(fingerprints)
-    try:
-        key = (identity, coding, _typed(values))
-        known = _ETAGS.get(key)
-    except TypeError:  # an unhashable value (a list inside): computed every time
-        key, known = None, None
+    key: tuple[object, ...] | None = None
+    known = None
+    # Only short lists are remembered: an index lists a value per child (50,000 of
+    # them), a key too big to keep and cheaper to hash afresh.
+    if len(values) <= _MAX_REMEMBERED_VALUES:
+        try:
+            key = (identity, coding, _typed(values))
+            known = _ETAGS.get(key)
+        except TypeError:  # an unhashable value (a list inside): computed every time
+            key = None
     if known is not None:
         return known
     hasher = hashlib.sha256(f"{FORMAT_VERSION}\0{identity}\0".encode())
@@ -85,6 +90,8 @@ def fingerprint_etag(identity: str, fingerprints: Iterable[object], coding: str)
 #: Fingerprint ETags by (identity, coding, typed fingerprints).
 _ETAGS: dict[tuple[object, ...], str] = {}
 _MAX_ETAGS = 4_096
+#: The longest fingerprint list remembered (a page's few; never an index's children).
+_MAX_REMEMBERED_VALUES = 16
 
 
 def _typed(value: object) -> object:

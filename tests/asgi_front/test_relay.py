@@ -299,3 +299,47 @@ def test_the_reader_who_started_a_render_leaving_never_truncates_it_for_the_othe
         assert bytes(other.body).endswith(b"</urlset>\n")
 
     anyio.run(main)
+
+
+class Listed:
+    """A fingerprinted list source (a sync sliceable), for documents of several sources."""
+
+    def __init__(self, name: str, n: int) -> None:
+        self.items = [f"{BASE}/{name}/{i}" for i in range(n)]
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, window: slice) -> list[str]:
+        return self.items[window]
+
+    def fingerprint(self) -> str:
+        return "v1"
+
+
+def test_a_document_of_several_sync_sources_survives_its_starter_leaving() -> None:
+    # From review: with the render's threads in the starting request's task group, the
+    # next source's puller started in an already cancelled group and spun for good: the
+    # other reader's transfer stopped after the first source, and a render slot was lost.
+    async def main() -> None:
+        for stagger in (0.0, 0.001, 0.002):
+            app = SitemapMiddleware(
+                hello, {"a": Listed("a", 20_000), "b": Listed("b", 20_000)}, cache=False
+            )
+            with anyio.fail_after(30):
+                _leaver, stayer = await gather(
+                    get(app, "/sitemap.xml", leave_after=1),
+                    _later(stagger, get(app, "/sitemap.xml", pause=0.0005)),
+                )
+            assert stayer.error is None and stayer.status == 200
+            body = bytes(stayer.body)
+            assert body.count(b"<url>") == 40_000 and body.endswith(b"</urlset>\n")
+            assert len(app._relays) == 0
+
+    anyio.run(main)
+
+
+async def _later(delay: float, call: Any) -> Got:
+    await anyio.sleep(delay)
+    got: Got = await call
+    return got

@@ -300,3 +300,30 @@ def test_every_complete_answer_is_what_a_fresh_worker_gives_for_the_same_data(
             before = seen.get(got.headers["ETag"])
             assert before is None or before == got.text(coding)
             seen[got.headers["ETag"]] = got.text(coding)
+
+
+def test_a_source_that_counted_nothing_is_never_remembered_away() -> None:
+    # From review: a source with no entry has no slice in the plan, so no walk read it
+    # again; its first entries went unseen, and /sitemap.xml (and its 304s) stayed stale.
+    a, b = Feed(3), Feed(0)
+    site = Site([UrlSource.from_object("a", a), UrlSource.from_object("b", b)], page_size=10)
+    first = answer(site)
+    etag = first.headers["ETag"]
+    b.items = [(url(100 + i), DAY0) for i in range(50)]  # b grows past one page
+    head = answer(site, method="HEAD")
+    assert head.headers["ETag"] != etag
+    assert answer(site, headers={**IDENTITY, "if-none-match": etag}).status == 200
+    grown = answer(site)
+    assert grown.error is None
+    assert b"<sitemapindex" in grown.body  # 53 URLs at 10 a page: an index now
+
+
+def test_remembered_etags_keep_no_index_sized_keys() -> None:
+    from sitemap_core import validators
+
+    validators._ETAGS.clear()
+    children = [(f"https://example.com/sitemap-s-{i}.xml", "2024-01-01") for i in range(5_000)]
+    validators.fingerprint_etag("index", children, "identity")
+    assert validators._ETAGS == {}  # computed, not kept
+    validators.fingerprint_etag("page", [(("s", 0, 10), "v1")], "identity")
+    assert len(validators._ETAGS) == 1

@@ -23,6 +23,18 @@ class _Failure:
     error: Exception
 
 
+class SourceStoppedError(RuntimeError):
+    """The worker pulling a sync source stopped before the source's end (cancelled).
+
+    Raised instead of ending the items there: a stream that simply stopped would read as
+    the end of the source, and a body cut short would look complete.
+    """
+
+
+#: Sent by the worker after the source's last item: the end, said explicitly.
+_END = object()
+
+
 class ThreadRunner:
     """The :class:`~sitemap_core.aio.Runner` of one request, bound to its task group.
 
@@ -83,6 +95,7 @@ def _pull_all(
             if stopped.is_set():
                 return
             anyio.from_thread.run(send.send, batch)
+        anyio.from_thread.run(send.send, _END)
     except (anyio.BrokenResourceError, anyio.ClosedResourceError):
         return  # the response was abandoned (client gone): stop pulling
     except Exception as exc:
@@ -104,8 +117,11 @@ async def _consume(
     try:
         async with receive:
             async for item in receive:
+                if item is _END:
+                    return
                 if isinstance(item, _Failure):
                     raise item.error
                 yield item
+        raise SourceStoppedError("the worker pulling a sync source stopped before its end")
     finally:
         stopped.set()

@@ -343,3 +343,21 @@ async def _later(delay: float, call: Any) -> Got:
     await anyio.sleep(delay)
     got: Got = await call
     return got
+
+
+def test_a_worker_stream_that_closes_without_its_end_is_an_error() -> None:
+    # A sync source's worker says the end explicitly; a stream closed without it (the
+    # worker's task cancelled) raises instead of reading as the source's end.
+    from asgi_sitemap.threads import SourceStoppedError, _consume
+
+    async def main() -> None:
+        send, receive = anyio.create_memory_object_stream[Any](4)
+        await send.send(["a batch"])
+        await send.aclose()  # closed, no end marker
+        items = []
+        with pytest.raises(SourceStoppedError):
+            async for item in _consume(receive, threading.Event()):
+                items.append(item)
+        assert items == [["a batch"]]
+
+    anyio.run(main)

@@ -247,12 +247,20 @@ def _redis_client(url: str, timeout: float) -> Any:
     # Each call is bounded by the timeouts and never retried: a retry (redis-py retries
     # connection errors with backoff by default) would multiply the wait a request pays
     # for a cache that is only an optimisation.
-    return redis.Redis.from_url(
+    client = redis.Redis.from_url(
         url,
         socket_timeout=timeout,
         socket_connect_timeout=timeout,
         retry=Retry(NoBackoff(), 0),
     )
+    # Options in the URL (?socket_timeout=5) win over keyword arguments in redis-py:
+    # the documented bound is kept all the same (no connection exists yet to change).
+    kwargs = _connection_kwargs(client)
+    for name in ("socket_timeout", "socket_connect_timeout"):
+        given = kwargs.get(name)
+        if given is None or given > timeout:
+            kwargs[name] = timeout
+    return client
 
 
 def _connection_kwargs(client: Any) -> dict[str, Any]:

@@ -440,3 +440,18 @@ def test_a_frozen_redis_behind_a_front_answers_within_the_documented_second(
     assert max(load.latencies) < REDIS_TIMEOUT * 2 + 1.2
     assert load.slow(REDIS_TIMEOUT * 0.8) <= THREADS
     assert len([line for line in breaker_lines(caplog) if "failed" in line]) == 1
+
+
+def test_a_timeout_in_the_url_cannot_lift_the_bound() -> None:
+    # From review: redis-py lets URL options win over keyword arguments, so
+    # ?socket_timeout=5 made a frozen Redis hold a request for 5 s, not 1.
+    from sitemap_core.cache import _connection_kwargs, _redis_client
+
+    for given in (
+        "redis://127.0.0.1:1/0?socket_timeout=5",
+        "redis://127.0.0.1:1/0?socket_connect_timeout=9",
+    ):
+        kwargs = _connection_kwargs(_redis_client(given, 1.0))
+        assert kwargs["socket_timeout"] <= 1.0 and kwargs["socket_connect_timeout"] <= 1.0
+    shorter = _connection_kwargs(_redis_client("redis://127.0.0.1:1/0?socket_timeout=0.25", 1.0))
+    assert shorter["socket_timeout"] == 0.25  # a shorter one is kept

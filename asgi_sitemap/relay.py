@@ -24,7 +24,7 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 
-from sitemap_core.aio import Render, Share
+from sitemap_core.aio import Render, Share, chained
 
 from .threads import ThreadRunner
 
@@ -151,7 +151,7 @@ class Relays:
             except BaseException:
                 await reader.aclose()
                 raise
-            return _chained(first, reader)
+            return chained(first, reader)
 
         return share
 
@@ -204,12 +204,3 @@ class Relays:
     def _drop(self, key: str, relay: Relay) -> None:
         if self._live.get(key) is relay:
             del self._live[key]
-
-
-async def _chained(first: bytes, rest: AsyncGenerator[bytes, None]) -> AsyncIterator[bytes]:
-    try:
-        yield first
-        async for chunk in rest:
-            yield chunk
-    finally:
-        await rest.aclose()

@@ -65,6 +65,7 @@ __all__ = [
     "Runner",
     "Share",
     "aiter_body",
+    "chained",
     "count_index_parts_async",
     "known_counts_async",
     "respond_async",
@@ -642,14 +643,15 @@ async def _started(
     except BaseException:
         await _aclose(body)
         raise
-    return _chained(first, body)
+    return chained(first, body)
 
 
 def _coded(body: AsyncIterator[bytes], coding: str) -> AsyncIterator[bytes]:
     return agzip_chunks(body) if coding == "gzip" else body
 
 
-async def _chained(first: bytes, rest: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+async def chained(first: bytes, rest: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    """``first``, then the chunks of ``rest``, which is closed at the end either way."""
     try:
         yield first
         async for chunk in rest:

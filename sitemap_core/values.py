@@ -270,6 +270,39 @@ def _lastmod_text(text: str) -> str | None:
     2023-02-29) and rewritten only where ``isoformat()`` would write it differently
     (the "T", the zone). Anything else, valid or not, is None: the general path decides.
     """
+    # Most texts of a page share their date and hour with one seen before, and their
+    # minutes, seconds and zone with another: both halves already checked, the text is
+    # their concatenation, at the cost of two dictionary lookups (a date is valid or not
+    # whatever its time, and a time whatever its date).
+    head = _TEXT_HEADS.get(text[:13])
+    if head is not None and (tail := _TEXT_TAILS.get(text[13:])) is not None:
+        return head + tail
+    written = _checked_lastmod_text(text)
+    if written is not None and len(written) == 25 and len(text) <= 25:
+        # A date-time without a fraction (the only tails worth keeping: a fraction makes
+        # almost every tail new). Past the bounds the memo starts again.
+        if len(_TEXT_HEADS) >= _MAX_HEADS:
+            _TEXT_HEADS.clear()
+        if len(_TEXT_TAILS) >= _MAX_TAILS:
+            _TEXT_TAILS.clear()
+        _TEXT_HEADS[text[:13]] = written[:13]
+        _TEXT_TAILS[text[13:]] = written[13:]
+    return written
+
+
+#: Checked "YYYY-MM-DDThh" / "YYYY-MM-DD hh" heads of lastmod texts, each with its
+#: written form; and their ":mm:ss" tails with the zone as given (an offset, "Z" or
+#: none), each with its written form (the offset as written, "+00:00" for the others).
+_TEXT_HEADS: dict[str, str] = {}
+_TEXT_TAILS: dict[str, str] = {}
+# 4,096 heads are 170 days of every hour (~0.5 MiB); tails are at most 3,600 per zone
+# form, and a site has one or two.
+_MAX_HEADS = 4096
+_MAX_TAILS = 8192
+
+
+def _checked_lastmod_text(text: str) -> str | None:
+    """``_lastmod_text`` without its memo: the text checked by shape and ``fromisoformat``."""
     # isoformat()'s own shape, or str()'s (a space for the "T"), with an offset already
     # seen: told by position, which costs less than the regex. fromisoformat() accepts
     # far more than this shape (10:00.5, 10:00,5, week dates, any separator), so every

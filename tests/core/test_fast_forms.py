@@ -511,3 +511,56 @@ def test_the_memo_of_days_stays_bounded_and_right() -> None:
     for moment in moments:
         assert Entry(ORIGIN, moment).lastmod == moment.isoformat()
     assert 0 < len(values._DAY_TEXT) <= values._MAX_DAYS
+
+
+@SETTINGS
+@given(
+    st.lists(
+        st.one_of(iso_text(), st.builds(as_database_text, MOMENTS, st.just(" "), st.booleans())),
+        min_size=2,
+        max_size=6,
+    ),
+    st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), max_size=6),
+)
+def test_text_halves_remembered_from_some_texts_make_others_right(
+    seen: list[str], pairs: list[tuple[int, int]]
+) -> None:
+    # The memo of checked halves: any head of one text with any tail of another (both
+    # perhaps remembered, perhaps refused) gives what the general path gives.
+    for text in seen:
+        assert outcome(lambda text=text: Entry(ORIGIN, text).lastmod) == outcome(
+            lambda text=text: general_lastmod(text)
+        )
+    for first, second in pairs:
+        mixed = seen[first % len(seen)][:13] + seen[second % len(seen)][13:]
+        expected = outcome(lambda mixed=mixed: general_lastmod(mixed))
+        assert outcome(lambda mixed=mixed: Entry(ORIGIN, mixed).lastmod) == expected
+        assert outcome(lambda mixed=mixed: via_row((ORIGIN, mixed))) == outcome(
+            lambda mixed=mixed: via_entry((ORIGIN, mixed)), "posts"
+        )
+
+
+def test_a_remembered_tail_never_lets_a_bad_head_through() -> None:
+    assert Entry(ORIGIN, "2024-05-01T10:11:12+05:30").lastmod == "2024-05-01T10:11:12+05:30"
+    assert ":11:12+05:30" in values._TEXT_TAILS
+    for bad in (
+        "2023-02-29T10:11:12+05:30",
+        "2024-05-01T24:11:12+05:30",
+        "2024-05-01X10:11:12+05:30",
+    ):
+        with pytest.raises(InvalidEntryError):
+            Entry(ORIGIN, bad)
+    # A space-separated head is remembered with its written "T" form.
+    assert Entry(ORIGIN, "2024-05-02 10:11:12").lastmod == "2024-05-02T10:11:12+00:00"
+    assert Entry(ORIGIN, "2024-05-02 10:11:12+05:30").lastmod == "2024-05-02T10:11:12+05:30"
+    assert values._TEXT_HEADS["2024-05-02 10"] == "2024-05-02T10"
+
+
+def test_the_memo_of_text_halves_stays_bounded_and_right() -> None:
+    start = datetime(1990, 1, 1, tzinfo=TZ)
+    for hour in range(0, 6000, 1):
+        moment = start + timedelta(hours=hour, seconds=hour % 3600)
+        text = moment.isoformat(sep=" ")
+        assert Entry(ORIGIN, text).lastmod == moment.isoformat()
+    assert 0 < len(values._TEXT_HEADS) <= values._MAX_HEADS
+    assert 0 < len(values._TEXT_TAILS) <= values._MAX_TAILS

@@ -12,7 +12,9 @@ code, or doctest when the block starts with ``>>>``. What is ours is the groupin
   is reported as a skipped test with it;
 * ``<!-- file: name.py -->`` right before a fence names the file the text is meant to be
   saved as (a block is still run as any other): tests that run it under a real server
-  write it there (:func:`file_blocks`).
+  write it there (:func:`file_blocks`). A name with folders (``blog/sitemaps.py``) is a
+  file of the Django project the docs' Django blocks run in (``django_harness.py``),
+  which saves it there so that other blocks can import it.
 
 Other languages (``sh``, ``text``, ...) are never run.
 """
@@ -38,8 +40,11 @@ DOCUMENTS = (PROJECT / "README.md", *sorted((PROJECT / "docs").glob("*.md")))
 CONTINUE = "<!-- continue -->"
 #: The marker of a block that is not run, with its reason.
 NOT_RUN = re.compile(r"<!-- not run: (?P<reason>[^\n]*?\S[^\n]*?) -->")
-#: The marker naming the file a block is saved as.
-FILE = re.compile(r"<!-- file: (?P<name>[A-Za-z0-9_.-]+) -->")
+#: The marker naming the file a block is saved as: a name, or a path of names relative to
+#: a project. No part starts with a dot, so none is ``..`` and climbs out of the project.
+FILE = re.compile(
+    r"<!-- file: (?P<name>[A-Za-z0-9_-][A-Za-z0-9_.-]*(?:/[A-Za-z0-9_-][A-Za-z0-9_.-]*)*) -->"
+)
 # Any HTML comment directly before a fence (only blanks between), to read its marker.
 _MARKER_BEFORE = re.compile(r"(<!--[^\n]*-->)[ \t]*\n(?:[ \t]*\n)*[ \t]*\Z")
 

@@ -10,6 +10,15 @@ WSGI or ASGI app) is served through its test client as ``http://www.example.com`
 robots.txt must name the sitemap, and ``/sitemap.xml`` and every child it lists must be
 valid against the official schemas.
 
+A program that imports Django runs in the small Django project of
+``django_harness.py`` (a ``blog`` app with a ``Post`` model and a few rows); one that
+leaves a URLconf (``urlpatterns``) routing ``/sitemap.xml`` is served through Django's
+test client, and its sitemap must be valid too. A ``wsgi.py`` of that project is also
+started in a fresh process, where Django is not set up yet, as a WSGI server would.
+
+The "Before" and "After" of a migration page (another library's code, then ours) must
+list the same URLs: both are run and served, and their entries compared.
+
 Why Sybil rather than our own extractor: it already gets Markdown fences right (lengths,
 ``~~~``, blocks inside lists) and runs doctest blocks with line numbers pointing into the
 document; what is left to us is the few lines of grouping and serving.
@@ -18,18 +27,32 @@ document; what is left to us is the few lines of grouping and serving.
 from __future__ import annotations
 
 import builtins
+import os
 import re
+import subprocess
 import sys
 import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import flask
 import pytest
-from docblocks import CONTINUE, DOCUMENTS, LANGUAGES, Chain, all_chains, read_blocks
+from django_harness import needs_django
+from docblocks import (
+    CONTINUE,
+    DOCUMENTS,
+    LANGUAGES,
+    PROJECT,
+    Block,
+    Chain,
+    all_chains,
+    chains,
+    read_blocks,
+)
 from lxml import etree
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
@@ -73,6 +96,55 @@ def client_for(app: Any) -> Iterator[Fetch]:
         yield fetch_asgi
 
 
+@contextmanager
+def django_client_for(urlconf: str) -> Iterator[Fetch]:
+    """A ``fetch`` for the Django project with ``urlconf`` as its URLconf.
+
+    Over https, as the site the migration page's "After" configures (Django's sitemap
+    view takes the scheme and the host from the request).
+    """
+    from django.test import Client as DjangoClient
+    from django.test import override_settings
+
+    client = DjangoClient(HTTP_HOST=urlsplit(SITE).netloc)
+    # override_settings also clears Django's URL caches, on entry and on exit: the module
+    # name is the same for every program.
+    with override_settings(ROOT_URLCONF=urlconf):
+
+        def fetch_django(path: str) -> tuple[int, dict[str, str], bytes]:
+            response = client.get(path, secure=True)
+            return response.status_code, dict(response.headers), response.content
+
+        yield fetch_django
+
+
+def read_sitemap(fetch: Fetch) -> list[tuple[str, bytes]]:
+    """``/sitemap.xml`` and, when it is an index, every child: (path, body), all 200."""
+    status, _, body = fetch("/sitemap.xml")
+    assert status == 200, body[:2000]
+    documents = [("/sitemap.xml", body)]
+    root = etree.fromstring(body)
+    if root.tag == f"{{{SITEMAP_NS}}}sitemapindex":
+        for loc in root.iter(f"{{{SITEMAP_NS}}}loc"):
+            assert loc.text is not None
+            path = urlsplit(loc.text).path
+            status, _, child = fetch(path)
+            assert status == 200, (path, child[:2000])
+            documents.append((path, child))
+    else:
+        assert root.tag == f"{{{SITEMAP_NS}}}urlset", root.tag
+    return documents
+
+
+def validate_all(documents: list[tuple[str, bytes]]) -> None:
+    """Every document is valid against the schemas (skips without them)."""
+    for path, document in documents:
+        try:
+            validate(document)
+        except AssertionError as exc:
+            raise AssertionError(f"{path}: {exc}") from None
+
+
 def check_served(app: Any) -> None:
     """robots.txt names the sitemap; the sitemap and every child are schema-valid."""
     with client_for(app) as fetch:
@@ -84,23 +156,21 @@ def check_served(app: Any) -> None:
         assert status == 200, body[:2000]
         content_type = {name.lower(): value for name, value in headers.items()}["content-type"]
         assert content_type == "application/xml; charset=utf-8", content_type
-        documents = [("/sitemap.xml", body)]
-        root = etree.fromstring(body)
-        if root.tag == f"{{{SITEMAP_NS}}}sitemapindex":
-            for loc in root.iter(f"{{{SITEMAP_NS}}}loc"):
-                assert loc.text is not None
-                path = urlsplit(loc.text).path
-                status, _, child = fetch(path)
-                assert status == 200, (path, child[:2000])
-                documents.append((path, child))
-        else:
-            assert root.tag == f"{{{SITEMAP_NS}}}urlset", root.tag
-        # Last: without the schemas this skips, after everything else was checked.
-        for path, document in documents:
-            try:
-                validate(document)
-            except AssertionError as exc:
-                raise AssertionError(f"{path}: {exc}") from None
+        documents = read_sitemap(fetch)
+    # Last: without the schemas this skips, after everything else was checked.
+    validate_all(documents)
+
+
+def serves_django_sitemap(namespace: dict[str, Any]) -> bool:
+    """Whether a program left a Django URLconf with a route for ``/sitemap.xml``."""
+    if "urlpatterns" not in namespace:
+        return False
+    from django.urls import URLPattern
+
+    return any(
+        isinstance(pattern, URLPattern) and str(pattern.pattern) == "sitemap.xml"
+        for pattern in namespace["urlpatterns"]
+    )
 
 
 def served_apps(namespace: dict[str, Any]) -> list[tuple[str, Any]]:
@@ -125,12 +195,85 @@ def served_apps(namespace: dict[str, Any]) -> list[tuple[str, Any]]:
     return list(found.values())
 
 
-@pytest.mark.parametrize("chain", CHAINS, ids=[chain.name for chain in CHAINS])
-def test_python_block_runs(chain: Chain, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    reason = chain.blocks[0].not_run
-    if reason is not None:
-        pytest.skip(f"{chain.name} is not run: {reason}")
+@pytest.fixture(scope="session")
+def django_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The Django project of ``django_harness.py``, started on first use.
+
+    The docs' blocks marked with a project path (``<!-- file: blog/sitemaps.py -->``)
+    are saved in it, so that a block can import another as the real project would.
+    """
+    from django_harness import set_up
+
+    folder = tmp_path_factory.mktemp("django_project")
+    set_up(folder, project_files())
+    return folder
+
+
+def project_files() -> list[Block]:
+    """The docs' blocks marked with a path inside the Django project."""
+    return [
+        block
+        for path in DOCUMENTS
+        for block in read_blocks(path)
+        if block.file is not None and "/" in block.file
+    ]
+
+
+# What gunicorn or uwsgi does with a Django project's wsgi.py: import it, Django not yet
+# set up; then one request, which goes through Django (the middleware adds its line).
+_START_WSGI = """
+import sys
+from importlib import import_module
+
+from werkzeug.test import Client
+
+application = import_module(sys.argv[1]).application
+response = Client(application).get("/robots.txt", base_url="http://www.example.com")
+print(response.status_code)
+print(response.get_data(as_text=True))
+"""
+
+
+@pytest.mark.parametrize(
+    "block",
+    [block for block in project_files() if block.file and block.file.endswith("/wsgi.py")],
+    ids=lambda block: block.name,
+)
+def test_a_documented_wsgi_py_starts_in_a_fresh_process(block: Block, django_project: Path) -> None:
+    # In this process Django is already set up, so a wsgi.py importing the models before
+    # setting Django up would pass the block test and fail under a real server.
+    assert block.file is not None
+    module = block.file.removesuffix(".py").replace("/", ".")
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    result = subprocess.run(
+        [sys.executable, "-c", _START_WSGI, module],
+        cwd=django_project,
+        env=env,  # the project is the working folder, first on sys.path with -c
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    status, _, body = result.stdout.partition("\n")
+    assert status == "200", result.stdout
+    assert "Sitemap: https://www.example.com/sitemap.xml" in body, body
+
+
+def code_of(chain: Chain) -> str:
+    """The plain code of a chain (doctest examples left out)."""
+    return "".join(e.parsed for e in chain.examples if isinstance(e.parsed, str))
+
+
+def run_chain(
+    chain: Chain, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> dict[str, Any]:
+    """Run the program ``chain`` as module ``docs_example``; its namespace."""
     monkeypatch.chdir(tmp_path)
+    if needs_django(code_of(chain)):
+        request.getfixturevalue("django_project")
+        # A wsgi.py sets it (os.environ.setdefault): not past this test.
+        monkeypatch.delenv("DJANGO_SETTINGS_MODULE", raising=False)
     # A module of its own, as a snippet saved to app.py would run.
     module = types.ModuleType("docs_example")
     module.__file__ = str(tmp_path / "app.py")
@@ -141,17 +284,127 @@ def test_python_block_runs(chain: Chain, tmp_path: Path, monkeypatch: pytest.Mon
         # Sybil's evaluator removes __builtins__ after each exec; functions the program
         # defined run later (when the app is served) and need it, as in any module.
         module.__dict__["__builtins__"] = builtins
-    apps = served_apps(module.__dict__)
+    return module.__dict__
+
+
+@pytest.mark.parametrize("chain", CHAINS, ids=[chain.name for chain in CHAINS])
+def test_python_block_runs(
+    chain: Chain, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    reason = chain.blocks[0].not_run
+    if reason is not None:
+        pytest.skip(f"{chain.name} is not run: {reason}")
+    namespace = run_chain(chain, tmp_path, monkeypatch, request)
+    apps = served_apps(namespace)
     for name, app in apps:
         try:
             check_served(app)
         except AssertionError as exc:
             raise AssertionError(f"serving `{name}`: {exc}") from None
+    if serves_django_sitemap(namespace):
+        with django_client_for("docs_example") as fetch:
+            validate_all(read_sitemap(fetch))
     # Plain code (not doctest, whose examples may show a refusal) that sets up a sitemap
     # must leave an app that serves it, or the serving check would be silently skipped.
-    code = "".join(e.parsed for e in chain.examples if isinstance(e.parsed, str))
+    code = code_of(chain)
     if "Sitemapper(" in code or "SitemapMiddleware" in code:
         assert apps, "the program builds no app serving a sitemap"
+
+
+# A migration's "Before" and "After" ----------------------------------------------------
+
+#: The migration pages, with the URLs only the "Before" lists, on purpose.
+MIGRATIONS = {
+    # Its SITEMAP_INCLUDE_RULES_WITHOUT_PARAMS lists its own sitemap route as a page; the
+    # page says so, and the "After" rightly leaves it out.
+    "migrating-from-flask-sitemap.md": {"https://www.example.com/sitemap.xml"},
+    "migrating-from-django-sitemaps.md": set(),
+}
+
+#: One ``<url>`` of a sitemap: loc -> (lastmod, changefreq, priority), as written.
+Entries = dict[str, tuple[str | None, str | None, float | None]]
+
+
+def section_chains(path: Path, heading: str) -> list[Chain]:
+    """The chains of ``path`` that start under the ``## heading`` section."""
+    text = path.read_text(encoding="utf-8")
+    found = re.search(rf"^## {re.escape(heading)}$", text, re.MULTILINE)
+    assert found, f"{path.name}: no section {heading!r}"
+    following = re.compile(r"^## ", re.MULTILINE).search(text, found.end())
+    end = following.start() if following else len(text)
+    return [
+        chain for chain in chains(read_blocks(path)) if found.end() <= chain.blocks[0].start < end
+    ]
+
+
+def entries(fetch: Fetch) -> Entries:
+    """Every URL the sitemap (and its children) lists, with its fields."""
+    result: Entries = {}
+    for path, body in read_sitemap(fetch):
+        for url in etree.fromstring(body).iter(f"{{{SITEMAP_NS}}}url"):
+
+            def field(name: str, url: etree._Element = url) -> str | None:
+                element = url.find(f"{{{SITEMAP_NS}}}{name}")
+                return None if element is None else (element.text or "").strip()
+
+            loc = field("loc")
+            assert loc is not None and loc not in result, (path, loc)
+            priority = field("priority")
+            result[loc] = (
+                field("lastmod"),
+                field("changefreq"),
+                None if priority is None else float(priority),
+            )
+    return result
+
+
+def same_lastmod(before: str | None, after: str | None) -> bool:
+    """The same time, to the precision the "Before" wrote it (Django writes a date)."""
+    if before is None or after is None:
+        return before == after
+    before_time = datetime.fromisoformat(before)
+    after_time = datetime.fromisoformat(after)
+    if len(before) == len("2026-01-05"):
+        return before_time.date() == after_time.date()
+    return before_time == after_time
+
+
+def before_entries(namespace: dict[str, Any]) -> Entries:
+    """What the "Before" program serves: a Flask app with Flask-Sitemap, or a URLconf."""
+    if serves_django_sitemap(namespace):
+        with django_client_for("docs_example") as fetch:
+            return entries(fetch)
+    apps = [v for v in namespace.values() if isinstance(v, flask.Flask)]
+    assert len(apps) == 1 and "sitemap" in apps[0].extensions, apps
+    with client_for(apps[0]) as fetch:
+        return entries(fetch)
+
+
+@pytest.mark.parametrize("page", sorted(MIGRATIONS))
+def test_a_migration_lists_the_urls_it_listed_before(
+    page: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    path = PROJECT / "docs" / page
+    (before,) = section_chains(path, "Before")
+    # Served before the "After" runs: both programs are the module docs_example.
+    old = before_entries(run_chain(before, tmp_path, monkeypatch, request))
+    apps = [
+        app
+        for chain in section_chains(path, "After")
+        for _, app in served_apps(run_chain(chain, tmp_path, monkeypatch, request))
+    ]
+    assert len(apps) == 1, apps
+    with client_for(apps[0]) as fetch:
+        new = entries(fetch)
+
+    # Something must be compared: the posts, and not only a home page.
+    assert len(new) >= 2, new
+    assert set(old) - set(new) == MIGRATIONS[page], (sorted(old), sorted(new))
+    assert set(new) <= set(old), (sorted(old), sorted(new))
+    for loc, (lastmod, changefreq, priority) in new.items():
+        was_lastmod, was_changefreq, was_priority = old[loc]
+        assert same_lastmod(was_lastmod, lastmod), (loc, was_lastmod, lastmod)
+        assert (was_changefreq, was_priority) == (changefreq, priority), loc
 
 
 # The rules themselves ------------------------------------------------------------------

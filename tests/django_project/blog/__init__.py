@@ -1,0 +1,1 @@
+"""The blog app the migration page's snippets import ``Post`` from."""

@@ -2,7 +2,8 @@
 
 Validated entries, streaming writers, sources with range access, the site logic that
 maps a path to a document, HTTP validators, conditional requests, gzip, page caches
-and robots.txt; one table of settings (``Settings``) for every front. No web framework
+and robots.txt; one table of settings (``Settings``) for every front; IndexNow
+submission for commands (``sitemap_core.indexnow``). No web framework
 is imported here; the fronts (``flask_sitemapper``, ``asgi_sitemap``) translate
 requests to and from it.
 """
@@ -13,6 +14,7 @@ from .entries import ChangeFreq, Entry, normalise_lastmod, normalise_url
 from .errors import ConfigurationError, InvalidEntryError, SitemapError, SitemapTooLargeError
 from .hosts import LOOPBACK_HOSTS, BaseURL, UntrustedHostError, host_is_allowed
 from .http import Reply
+from .indexnow import IndexNowStateError, InvalidKeyError, OffHostURLError
 from .media import Image
 from .news import News
 from .newsroom import news_cutoff
@@ -34,10 +36,13 @@ __all__ = [
     "Entry",
     "Image",
     "IndexEncoder",
+    "IndexNowStateError",
     "InvalidEntryError",
+    "InvalidKeyError",
     "Limits",
     "MemoryCache",
     "News",
+    "OffHostURLError",
     "PageCache",
     "Plan",
     "RedisCache",

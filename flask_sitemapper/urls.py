@@ -428,10 +428,16 @@ def _path_renderer(prefix: str, plan: _RulePlan, query: bool) -> Render:
     Every variable of the rule must be among the values; the other values make the
     query string, as Werkzeug appends them (``query`` False: the map sorts them, so
     url_for builds those URLs).
+
+    Values with a query part take the encoder of their names in their order, which
+    is the last one used while the names come in the same order (the usual case: every
+    item of a route's ``params`` made by the same code); comparing the names as a list
+    is cheaper than hashing them as a tuple to look the encoder up. The check is
+    written out in each renderer below, one call level less per URL.
     """
     steps = plan.steps
     count = len(steps)
-    rest = _query_renderer(frozenset(name for name, _, _ in steps), query)
+    encoders = _QueryEncoders(frozenset(name for name, _, _ in steps), query)
 
     if plan.strip:
         first = plan.head
@@ -441,14 +447,24 @@ def _path_renderer(prefix: str, plan: _RulePlan, query: bool) -> Render:
             for name, convert, tail in steps:
                 path += convert(values[name]) + tail
             url = prefix + "/" + path.lstrip("/")
-            return url if len(values) == count else url + rest(values)
+            if len(values) == count:
+                return url
+            names, encode = encoders.last
+            if [*values] != names:
+                encode = encoders.encoder(values)
+            return url + encode(values)
 
         return stripped
     head = prefix + plan.head
     if not steps:
 
         def static(values: Mapping[str, Any]) -> str:
-            return head + rest(values) if values else head
+            if not values:
+                return head
+            names, encode = encoders.last
+            if [*values] != names:
+                encode = encoders.encoder(values)
+            return head + encode(values)
 
         return static
     if count == 1:
@@ -456,7 +472,12 @@ def _path_renderer(prefix: str, plan: _RulePlan, query: bool) -> Render:
 
         def one(values: Mapping[str, Any]) -> str:
             url = head + convert(values[name]) + tail
-            return url if len(values) == 1 else url + rest(values)
+            if len(values) == 1:
+                return url
+            names, encode = encoders.last
+            if [*values] != names:
+                encode = encoders.encoder(values)
+            return url + encode(values)
 
         return one
     if count == 2:
@@ -464,7 +485,12 @@ def _path_renderer(prefix: str, plan: _RulePlan, query: bool) -> Render:
 
         def two(values: Mapping[str, Any]) -> str:
             url = head + convert1(values[name1]) + tail1 + convert2(values[name2]) + tail2
-            return url if len(values) == 2 else url + rest(values)
+            if len(values) == 2:
+                return url
+            names, encode = encoders.last
+            if [*values] != names:
+                encode = encoders.encoder(values)
+            return url + encode(values)
 
         return two
 
@@ -472,59 +498,132 @@ def _path_renderer(prefix: str, plan: _RulePlan, query: bool) -> Render:
         url = head
         for name, convert, tail in steps:
             url += convert(values[name]) + tail
-        return url if len(values) == count else url + rest(values)
+        if len(values) == count:
+            return url
+        names, encode = encoders.last
+        if [*values] != names:
+            encode = encoders.encoder(values)
+        return url + encode(values)
 
     return many
 
+
+# -- the query string ---------------------------------------------------------------------
 
 #: What urlencode leaves unquoted in Werkzeug's query strings besides ``_.-~``.
 _QUERY_SAFE = "!$'()*,/:;?@"
 _query_needs_quoting = re.compile(r"[^A-Za-z0-9_.\-~!$'()*,/:;?@]").search
 
 
-def _query_renderer(variables: frozenset[str], allowed: bool) -> Render:
-    """A function giving ``?key=value&...`` of the values that are not the rule's
-    variables, in their order, quoted as Werkzeug's ``urlencode`` quotes them
-    (``quote_plus``); only called when there are such values.
+def _refuse(values: Mapping[str, Any]) -> str:
+    """No encoder yet: never called (no list of names equals the first ``[]``)."""
+    raise _UseUrlFor
 
-    Values Werkzeug expands or drops (lists, tuples, sets, bytes, None) raise: url_for
-    builds those URLs; so do all of them when ``allowed`` is False (a map that sorts
-    its query arguments).
+
+class _QueryEncoders:
+    """The query-string encoders of one rule's renderer, one per order of value names.
+
+    ``last`` is ``(names, encoder)`` of the values last encoded, replaced in one
+    assignment so that a thread reading it never pairs one order's names with
+    another's encoder.
     """
-    keys: dict[str, str] = {}  # each key's quoted "key=", remembered
 
-    def query(values: Mapping[str, Any]) -> str:
-        if not allowed:
+    __slots__ = ("_by_names", "_variables", "allowed", "last")
+
+    def __init__(self, variables: frozenset[str], allowed: bool) -> None:
+        self._variables = variables
+        self.allowed = allowed
+        self._by_names: dict[tuple[Any, ...], Render] = {}
+        self.last: tuple[list[Any], Render] = ([], _refuse)
+
+    def encoder(self, values: Mapping[str, Any]) -> Render:
+        """The encoder of the query part of ``values`` (the values that are not the
+        rule's variables, in their order), now also the ``last`` one."""
+        if not self.allowed:  # the map sorts query arguments: url_for builds those URLs
             raise _UseUrlFor
-        pairs = []
-        for key, value in values.items():
-            if key in variables:
-                continue
-            start = keys.get(key)
-            if start is None:
-                start = _query_key(key, keys)
-            kind = type(value)
-            if kind is str:
-                # Letters and digits only (the usual case) is cheaper to see than the regex.
-                if not (value.isalnum() and value.isascii()) and _query_needs_quoting(value):
-                    value = quote_plus(value, _QUERY_SAFE)
-            elif kind is int:
-                value = str(value)
-            elif value is None or isinstance(value, list | tuple | set | bytes):
-                raise _UseUrlFor
-            else:
-                value = quote_plus(str(value), _QUERY_SAFE)
-            pairs.append(start + value)
-        return "?" + "&".join(pairs)
-
-    return query
+        names = [*values]
+        key = tuple(names)
+        encode = self._by_names.get(key)
+        if encode is None:
+            encode = _query_encoder([name for name in names if name not in self._variables])
+            if len(self._by_names) < 64:  # a bound for values whose names keep changing
+                self._by_names[key] = encode
+        self.last = (names, encode)
+        return encode
 
 
-def _query_key(key: Any, keys: dict[str, str]) -> str:
-    """``key=`` quoted, remembered in ``keys`` (up to a few dozen names)."""
+def _query_encoder(names: list[Any]) -> Render:
+    """A function giving ``?name=value&...`` for these value names, in this order,
+    quoted as Werkzeug's ``urlencode`` quotes them (``quote_plus``).
+
+    An ``int``, or a ``str`` of ASCII letters and digits (the usual query values), is
+    its own text and is written without a call; the others go through
+    :func:`_query_value`, which raises for the values Werkzeug expands or drops.
+    """
+    if not names:  # fewer values than variables: the path part raised already
+        raise _UseUrlFor
+    texts = [_query_key(name) for name in names]
+    texts = ["?" + texts[0], *("&" + text for text in texts[1:])]
+    if len(names) == 1:
+        (name,), (text,) = names, texts
+
+        def one(values: Mapping[str, Any]) -> str:
+            value = values[name]
+            if type(value) is not int and (
+                type(value) is not str or not (value.isascii() and value.isalnum())
+            ):
+                value = _query_value(value)
+            return f"{text}{value}"
+
+        return one
+    if len(names) == 2:
+        (name1, name2), (text1, text2) = names, texts
+
+        def two(values: Mapping[str, Any]) -> str:
+            value1 = values[name1]
+            if type(value1) is not int and (
+                type(value1) is not str or not (value1.isascii() and value1.isalnum())
+            ):
+                value1 = _query_value(value1)
+            value2 = values[name2]
+            if type(value2) is not int and (
+                type(value2) is not str or not (value2.isascii() and value2.isalnum())
+            ):
+                value2 = _query_value(value2)
+            return f"{text1}{value1}{text2}{value2}"
+
+        return two
+    pairs = tuple(zip(names, texts, strict=True))
+
+    def many(values: Mapping[str, Any]) -> str:
+        query = ""
+        for name, text in pairs:
+            value = values[name]
+            if type(value) is not int and (
+                type(value) is not str or not (value.isascii() and value.isalnum())
+            ):
+                value = _query_value(value)
+            query += f"{text}{value}"
+        return query
+
+    return many
+
+
+def _query_value(value: Any) -> str:
+    """One query value as ``urlencode`` writes it (``quote_plus(str(value))``); the
+    values Werkzeug expands or drops (lists, tuples, sets, bytes, None) raise."""
+    kind = type(value)
+    if kind is str:
+        return value if _query_needs_quoting(value) is None else quote_plus(value, _QUERY_SAFE)
+    if kind is int:
+        return str(value)
+    if value is None or isinstance(value, list | tuple | set | bytes):
+        raise _UseUrlFor
+    return quote_plus(str(value), _QUERY_SAFE)
+
+
+def _query_key(key: Any) -> str:
+    """``key=`` quoted; a key url_for refuses or takes as its option raises."""
     if type(key) is not str or key in _URL_FOR_OPTIONS:
-        raise _UseUrlFor  # url_for refuses it, or takes it as an option
-    start = (key if _query_needs_quoting(key) is None else quote_plus(key, _QUERY_SAFE)) + "="
-    if len(keys) < 64:
-        keys[key] = start
-    return start
+        raise _UseUrlFor
+    return (key if _query_needs_quoting(key) is None else quote_plus(key, _QUERY_SAFE)) + "="

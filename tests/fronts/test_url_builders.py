@@ -268,6 +268,69 @@ def test_flask_builder_equals_url_for_on_typed_values(
             assert outcome(lambda: builder(**values)) == expected, (endpoint, values)  # noqa: B023
 
 
+#: Query values a params list usually has, and the odd ones.
+QUERY_VALUE = st.one_of(
+    st.sampled_from(["feed", "A1", "", "a b", "a&b=c", "caf\u00e9", "\u00b2", 0, 7, -3, True]),
+    ANY_VALUE,
+)
+#: Endpoints with every shape of path renderer: static, one, two, many, stripped.
+QUERY_ENDPOINTS = ["about", "int", "pair", "triple", "first"]
+
+
+@st.composite
+def flask_value_runs(draw: st.DrawFn) -> tuple[str, list[dict[str, Any]]]:
+    """An endpoint and a run of values for one builder: a few orders of the names
+    (the rule's variables and query names), each used several times in any order."""
+    endpoint = draw(st.sampled_from(QUERY_ENDPOINTS))
+    variables = FLASK_NAMES[endpoint]
+    orders = draw(
+        st.lists(
+            st.lists(st.sampled_from(["ref", "x", "q y", "caf\u00e9", "n"]), unique=True)
+            .map(lambda extra: [*variables, *extra])
+            .flatmap(st.permutations),
+            min_size=1,
+            max_size=3,
+        )
+    )
+    run = []
+    for order in draw(st.lists(st.sampled_from(orders), min_size=1, max_size=8)):
+        values: dict[str, Any] = {}
+        for name in order:
+            if name in variables:  # values the rule takes, so the query part is reached
+                values[name] = draw(st.integers(0, 999) if name == "b" else st.sampled_from("ab7"))
+            else:
+                values[name] = draw(QUERY_VALUE)
+        run.append(values)
+    return endpoint, run
+
+
+@SETTINGS
+@given(case=flask_value_runs(), base=st.sampled_from(FLASK_BASES))
+def test_flask_builder_query_values_equal_url_for_along_a_run(
+    case: tuple[str, list[dict[str, Any]]], base: str
+) -> None:
+    """One builder over many values, as a route's page uses it: the query encoder it
+    keeps for the last order of names never leaks into values of another order."""
+    endpoint, run = case
+    with flask_context(FLASK_APP, base, extension_binding=True):
+        builder = flask_sitemapper.url_builder(endpoint)
+        for values in run:
+            expected = outcome(lambda: url_for(endpoint, _external=True, **values))  # noqa: B023
+            assert outcome(lambda: builder.build(values)) == expected, values  # noqa: B023
+            assert outcome(lambda: builder(**values)) == expected, values  # noqa: B023
+
+
+def test_flask_query_orders_are_kept_apart() -> None:
+    """The same names in two orders give two query strings, each url_for's."""
+    with flask_context(FLASK_APP, "https://example.com", extension_binding=True):
+        builder = flask_sitemapper.url_builder("int")
+        runs = [{"i": 1, "ref": "feed", "x": 2}, {"x": 2, "i": 1, "ref": "feed"}] * 2
+        urls = [builder.build(values) for values in runs]
+        assert urls == [url_for("int", _external=True, **values) for values in runs]
+        assert urls[0].endswith("?ref=feed&x=2")
+        assert urls[1].endswith("?x=2&ref=feed")
+
+
 class CountingUrlFor:
     """Stands in for ``flask_sitemapper.urls.url_for`` and counts the fallbacks."""
 

@@ -76,7 +76,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 from weakref import WeakKeyDictionary
 
-from flask import Flask, Response, abort, current_app, request, stream_with_context
+from flask import Flask, Request, Response, abort, current_app, request, stream_with_context
 from flask.globals import request_ctx
 from werkzeug.exceptions import MethodNotAllowed
 from werkzeug.routing import BaseConverter, MapAdapter
@@ -91,6 +91,7 @@ from sitemap_core.params import Languages
 from sitemap_core.serve import (
     answer_robots,
     count_index_parts,
+    environ_headers,
     refuse_host,
     request_headers,
     respond,
@@ -226,7 +227,7 @@ class Sitemapper:
         if app in self._states:
             raise ConfigurationError("init_app() was already called with this app")
         self._apps.append(app)
-        state = _AppState(settings, (_snapshot(config), settings))
+        state = _AppState(settings, (_kept(_snapshot(config)), settings))
         self._states[app] = state
         # One Sitemapper per app owns the paths: 1.8 apps make one per sitemap (and a
         # master for their index), each served from a route of the app's own.
@@ -488,7 +489,7 @@ class Sitemapper:
                     " init_app until the value is fixed",
                     exc,
                 )
-            state.seen = (snapshot, outcome)
+            state.seen = (_kept(snapshot), outcome)
         if isinstance(outcome, ConfigurationError):
             raise ConfigurationError(str(outcome))
         return outcome
@@ -585,16 +586,21 @@ class Sitemapper:
 
     def _serve(self, page: str | None = None, document: str | None = None) -> Response:
         """View of every sitemap path; ``page`` is parsed by the core, not here."""
-        app = _current_app()
+        # The context's objects once, not through the proxies: this runs on every
+        # revalidation, where a proxy lookup per attribute adds up.
+        ctx = request_ctx._get_current_object()  # type: ignore[attr-defined]
+        app: Flask = ctx.app
+        req: Request = ctx.request
+        path = req.path
         state = self._state(app)
-        own = self._own_paths(app, state).get(request.path)
+        own_paths = self._own_paths(app, state)
+        own = own_paths.get(path)
         if own is not None:
             # The app's own route of this path did not take the method, so Werkzeug
             # went on to the package's rule: answer as the app would alone.
             raise MethodNotAllowed(valid_methods=sorted(own))
-        if self._stands_aside(app, state):
-            abort(404)
-        ctx = request_ctx._get_current_object()  # type: ignore[attr-defined]
+        if "GET" in own_paths.get("/sitemap.xml", ()):
+            abort(404)  # the app serves /sitemap.xml itself (see _stands_aside)
         try:
             settings = self._settings(app)
         except ConfigurationError:  # logged when the value was first seen
@@ -607,14 +613,18 @@ class Sitemapper:
             ctx.url_adapter = _url_adapter(app, base)
             return base
 
-        headers = request_headers(request.headers.get)
-        protocol = request.environ.get("SERVER_PROTOCOL", "HTTP/1.1")
-        reply = respond(self._site(app), request.method, request.path, base_url, headers, protocol)
+        environ = req.environ
+        headers = environ_headers(environ)
+        protocol = environ.get("SERVER_PROTOCOL", "HTTP/1.1")
+        site = state.site or self._site(app)
+        reply = respond(site, req.method, path, base_url, headers, protocol)
         if reply is None:
             abort(404)
         body = reply.body
         assert isinstance(body, Iterable)  # the sync core never gives an async body
-        if isinstance(body, Iterator):
+        if reply.status == 304:
+            body = ()  # nothing to send: no context to keep alive for it
+        elif isinstance(body, Iterator) and req.method != "HEAD":
             # Keeps this request's context (and its URL adapter) alive while the server
             # iterates; its teardown then runs once, after the last chunk.
             body = stream_with_context(body)
@@ -802,11 +812,14 @@ def _settings_of(config: Mapping[str, Any]) -> Settings:
 
 
 def _snapshot(config: Mapping[str, Any]) -> _Snapshot:
-    # Lists are copied (as tuples), so a list changed in place is seen as changed.
-    return tuple(
-        tuple(value) if isinstance(value, list) else value
-        for value in (config.get(key) for key in _KEYS)
-    )
+    # The values as they are now, compared on each request with the copy kept of the
+    # last ones checked (one C-level pass: this runs on every request).
+    return tuple(map(config.get, _KEYS))
+
+
+def _kept(snapshot: _Snapshot) -> _Snapshot:
+    # Lists are copied, so a list changed in place no longer equals its copy.
+    return tuple(list(value) if isinstance(value, list) else value for value in snapshot)
 
 
 def _warn_unknown_keys(config: Mapping[str, Any]) -> None:

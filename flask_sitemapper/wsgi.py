@@ -25,7 +25,7 @@ from sitemap_core.serve import (
     answer_robots,
     classify,
     count_index_parts,
-    request_headers,
+    environ_headers,
     respond,
 )
 from sitemap_core.settings import Settings, SettingsArguments
@@ -142,7 +142,7 @@ class SitemapMiddleware:
 
 
 def _wsgi_headers(environ: WSGIEnvironment) -> dict[str, str]:
-    return request_headers(lambda name: environ.get("HTTP_" + name.upper().replace("-", "_")))
+    return environ_headers(environ)
 
 
 def _server_host(environ: WSGIEnvironment) -> str:

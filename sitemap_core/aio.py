@@ -40,18 +40,23 @@ from .serve import (
     Pending,
     Ready,
     Spool,
+    answer_key,
+    answer_known,
     begin,
     cache_key_of,
-    conclude,
+    cached_reply,
     decide,
     finish_spooled,
     log_stale,
     logger,
     named,
+    prepare,
     read_chunks,
     recalled_plan,
     recalled_ready,
     remember,
+    remember_answer,
+    remembered_reply,
     streams_recalled,
     write_batch,
 )
@@ -524,7 +529,10 @@ async def known_counts_async(
     """As :func:`~sitemap_core.serve.known_counts`."""
     counts = {}
     for source in sources:
-        fingerprint = whole[source.name] = await source.fingerprint(runner, 0, WHOLE)
+        if source.name in whole:  # asked already in this request
+            fingerprint = whole[source.name]
+        else:
+            fingerprint = whole[source.name] = await source.fingerprint(runner, 0, WHOLE)
         count = site.known.count(source.name, fingerprint)
         if count is None:
             count = await source.count(runner)
@@ -560,12 +568,25 @@ async def respond_async(
     step = begin(site, method, path, base_url, request, protocol)
     if not isinstance(step, Pending):
         return step
+    whole: dict[str, object] = {}
+    if step.target.kind != "robots":
+        for source in step.sources:
+            whole[source.name] = await source.fingerprint(runner, 0, WHOLE)
+    memo = answer_key(step, whole)
+    answer = None if memo is None else site.answers.get(memo)
+    if answer is not None:
+        reply = remembered_reply(step, answer)
+        if reply is not None:
+            return reply
+        if site.cache is not None and answer.cache_key is not None:
+            hit = await _cache_get(site.cache, answer.cache_key, runner)
+            if hit is not None:
+                return cached_reply(answer, hit)
     recalled = recalled_plan(site, step)
     if recalled is not None:
         answered = await _respond_recalled(site, step, runner, *recalled, share=share)
         if answered is not None:
             return answered
-    whole: dict[str, object] = {}
     if step.target.kind == "robots":
         counts = await robots_counts_async(step.sources, runner, site)
     else:
@@ -590,16 +611,19 @@ async def respond_async(
         [] if plan.kind == "index" else [await fact(s, "fingerprint", a, b) for s, a, b in ranges]
     )
     facts = Facts(fingerprints, [await fact(s, "newest", a, b) for s, a, b in ranges])
-    ready = conclude(site, step, plan, facts)
-    if isinstance(ready, Reply):
-        return ready
+    ready = prepare(site, step, plan, facts)
+    remember_answer(site, memo, ready)
+    if ready.validators is not None:
+        answered = answer_known(ready, ready.validators, None)
+        if answered is not None:
+            return answered
     if ready.validators is None:
         assert counts is not None  # only robots.txt goes without counts
         spooled = await _spooled(site, ready, counts, runner)
         assert spooled is not None  # no check: the counts were just taken
         return spooled
     cache, key = site.cache, ready.cache_key
-    if cache is not None and key is not None:
+    if cache is not None and key is not None and (answer is None or answer.cache_key != key):
         hit = await _cache_get(cache, key, runner)
         if hit is not None:
             return Reply(200, ready.full_headers(ready.validators, len(hit)), [hit])

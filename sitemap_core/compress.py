@@ -43,6 +43,20 @@ def accepts_gzip(header: str | None) -> bool:
     """
     if header is None:
         return False
+    known = _ACCEPTS.get(header)
+    if known is None:
+        known = _accepts(header)
+        if len(_ACCEPTS) >= 256:
+            _ACCEPTS.clear()  # a plain bound: clients send a handful of distinct values
+        _ACCEPTS[header] = known
+    return known
+
+
+#: accepts_gzip's answers by header value: parsing it cost more than the rest of a 304.
+_ACCEPTS: dict[str, bool] = {}
+
+
+def _accepts(header: str) -> bool:
     weights = _codings(header)
     star = weights.get("*")
     gzip = weights.get("gzip", weights.get("x-gzip", star if star is not None else 0.0))

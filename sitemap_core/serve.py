@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from tempfile import SpooledTemporaryFile
 from typing import IO, Generic, Literal, TypeVar
 
+from .answers import Answer, Answers
 from .cache import PageCache, cache_get, cache_set
 from .compress import GzipStream, accepts_gzip, gzip_chunks
 from .entries import Entry
@@ -67,6 +68,7 @@ __all__ = [
     "conclude",
     "count_index_parts",
     "decide",
+    "environ_headers",
     "finish_spooled",
     "is_sized",
     "iter_body",
@@ -101,6 +103,16 @@ def request_headers(lookup: Callable[[str], str | None]) -> dict[str, str]:
     """
     found = {name: lookup(name) for name in REQUEST_HEADERS}
     return {name: value for name, value in found.items() if value is not None}
+
+
+#: The WSGI environ keys of :data:`REQUEST_HEADERS` (PEP 3333: HTTP_ and the name
+#: upper-cased, dashes as underscores), each with its header name.
+_ENVIRON_KEYS = tuple(("HTTP_" + name.upper().replace("-", "_"), name) for name in REQUEST_HEADERS)
+
+
+def environ_headers(environ: Mapping[str, object]) -> dict[str, str]:
+    """:func:`request_headers` of a WSGI request, read from its environ directly."""
+    return {name: value for key, name in _ENVIRON_KEYS if type(value := environ.get(key)) is str}
 
 
 #: A spool keeps this much in memory before it moves to a temporary file.
@@ -321,7 +333,10 @@ def known_counts(
     :mod:`sitemap_core.known`); ``whole`` receives those fingerprints by name."""
     counts = {}
     for source in sources:
-        fingerprint = whole[source.name] = source.fingerprint(0, WHOLE)
+        if source.name in whole:  # asked already in this request
+            fingerprint = whole[source.name]
+        else:
+            fingerprint = whole[source.name] = source.fingerprint(0, WHOLE)
         count = site.known.count(source.name, fingerprint)
         if count is None:
             count = source.count()
@@ -375,6 +390,8 @@ class Ready(Generic[S]):
     request: Mapping[str, str]
     #: As :attr:`Pending.sized`.
     sized: bool = False
+    #: The newest lastmod of the document before clamping to now (see :func:`_clamped`).
+    newest: datetime | None = None
 
     def full_headers(self, validators: Validators, length: int | None) -> list[tuple[str, str]]:
         """The headers of a 200: the document's, the validators, the length if known."""
@@ -403,9 +420,10 @@ def _document_headers(site: Site[S], pending: Pending[S], plan: Plan[S]) -> list
 
 
 def _newest_instant(values: Sequence[str | None]) -> datetime | None:
+    # The instant of the newest of ``values``; None unless every one is dated.
     if not values or any(value is None for value in values):
         return None
-    return _clamped(max(lastmod_instant(value) for value in values if value is not None))
+    return max(lastmod_instant(value) for value in values if value is not None)
 
 
 def _clamped(newest: datetime | None) -> datetime | None:
@@ -422,20 +440,32 @@ def _view_parts(plan: Plan[S]) -> list[object]:
 
 def conclude(site: Site[S], pending: Pending[S], plan: Plan[S], facts: Facts) -> Reply | Ready[S]:
     """Work out the validators; answer 304 and HEAD when they are known."""
+    ready = prepare(site, pending, plan, facts)
+    if ready.validators is None:
+        return ready
+    answered = answer_known(ready, ready.validators, None)
+    return ready if answered is None else answered
+
+
+def prepare(site: Site[S], pending: Pending[S], plan: Plan[S], facts: Facts) -> Ready[S]:
+    """Work out the document's headers and, when its sources' facts allow, validators."""
     plan.settle(facts.newest)
     headers = _document_headers(site, pending, plan)
     validators: Validators | None = None
+    newest = None
     if plan.kind == "index":
         # The index is fully known without reading an entry: locs and lastmods.
         parts: list[object] = [(child.loc, child.lastmod) for child in plan.children]
         parts += _view_parts(plan)
         etag = fingerprint_etag(pending.identity, parts, pending.coding)
-        validators = Validators(etag, _newest_instant([c.lastmod for c in plan.children]))
+        newest = _newest_instant([c.lastmod for c in plan.children])
+        validators = Validators(etag, _clamped(newest))
     elif facts.fingerprints and all(f is not None for f in facts.fingerprints):
         ranges = [(s.name, start, stop) for s, start, stop in plan.ranges()]
         parts = [*zip(ranges, facts.fingerprints, strict=True), *_view_parts(plan)]
         etag = fingerprint_etag(pending.identity, parts, pending.coding)
-        validators = Validators(etag, _newest_instant(facts.newest))
+        newest = _newest_instant(facts.newest)
+        validators = Validators(etag, _clamped(newest))
     ready = Ready(
         plan,
         headers,
@@ -446,11 +476,52 @@ def conclude(site: Site[S], pending: Pending[S], plan: Plan[S], facts: Facts) ->
         pending.head,
         pending.request,
         pending.sized,
+        newest,
     )
-    if validators is None:
-        return ready
-    answered = _answer_known(ready, validators, None)
-    return ready if answered is None else answered
+    return ready
+
+
+# -- remembered answers: 304s and cache hits without working the plan out again ---------
+
+
+def whole_fingerprints(pending: Pending[UrlSource]) -> dict[str, object]:
+    """The whole-source fingerprints of the document's sources, by name (none for
+    robots.txt, which is never remembered: its counts may fail and it is small)."""
+    if pending.target.kind == "robots":
+        return {}
+    return {source.name: source.fingerprint(0, WHOLE) for source in pending.sources}
+
+
+def answer_key(pending: Pending[S], whole: Mapping[str, object]) -> Hashable | None:
+    """The key of the request's document in ``site.answers``, or None (not remembered)."""
+    if pending.target.kind == "robots":
+        return None
+    document = (pending.target, pending.base.url, pending.coding, pending.sized)
+    return Answers.key(document, [source.name for source in pending.sources], whole)
+
+
+def remembered_reply(pending: Pending[S], answer: Answer) -> Reply | None:
+    """A 304 or a HEAD answered from a remembered answer; None: the body is needed."""
+    validators = Validators(answer.etag, _clamped(answer.newest))
+    if is_not_modified(pending.request, validators):
+        return Reply(304, not_modified_headers(validators, answer.headers), iter(()))
+    if pending.head:
+        return Reply(200, [*answer.headers, *validators.headers()], iter(()))
+    return None
+
+
+def cached_reply(answer: Answer, hit: bytes) -> Reply:
+    """The 200 of a remembered answer whose document was in the page cache."""
+    validators = Validators(answer.etag, _clamped(answer.newest))
+    headers = [*answer.headers, *validators.headers(), ("Content-Length", str(len(hit)))]
+    return Reply(200, headers, [hit])
+
+
+def remember_answer(site: Site[S], key: Hashable | None, ready: Ready[S]) -> None:
+    """Keep ``ready``'s validators under ``key`` (when it has both)."""
+    validators = ready.validators
+    if key is not None and validators is not None and validators.etag is not None:
+        site.answers.put(key, Answer(ready.headers, validators.etag, ready.newest, ready.cache_key))
 
 
 def cache_key_of(validators: Validators) -> str | None:
@@ -473,7 +544,7 @@ def not_modified_headers(
     return kept if etag is None else [("ETag", etag), *kept]
 
 
-def _answer_known(ready: Ready[S], validators: Validators, length: int | None) -> Reply | None:
+def answer_known(ready: Ready[S], validators: Validators, length: int | None) -> Reply | None:
     # 304 and HEAD once the validators are known; None: send the body.
     if is_not_modified(ready.request, validators):
         return Reply(304, not_modified_headers(validators, ready.headers), iter(()))
@@ -586,7 +657,7 @@ def sized_body(chunks: Iterator[bytes]) -> tuple[int, Iterator[bytes]]:
 def finish_spooled(ready: Ready[S], spool: Spool) -> Reply:
     """The reply of a spooled document: 304, HEAD or the stored bytes."""
     validators = spool.finish(ready.identity, ready.coding)
-    answered = _answer_known(ready, validators, spool.length)
+    answered = answer_known(ready, validators, spool.length)
     if answered is not None:
         spool.file.close()
         return answered
@@ -853,12 +924,22 @@ def respond(
     step = begin(site, method, path, base_url, request, protocol)
     if not isinstance(step, Pending):
         return step
+    whole = whole_fingerprints(step)
+    memo = answer_key(step, whole)
+    answer = None if memo is None else site.answers.get(memo)
+    if answer is not None:
+        reply = remembered_reply(step, answer)
+        if reply is not None:
+            return reply
+        if site.cache is not None and answer.cache_key is not None:
+            hit = cache_get(site.cache, answer.cache_key)
+            if hit is not None:
+                return cached_reply(answer, hit)
     recalled = recalled_plan(site, step)
     if recalled is not None:
         answered = _respond_recalled(site, step, *recalled)
         if answered is not None:
             return answered
-    whole: dict[str, object] = {}
     if step.target.kind == "robots":
         counts = robots_counts(lambda: known_counts(site, step.sources, whole))
     else:
@@ -873,16 +954,19 @@ def respond(
         else [known_fact(site, whole, s, "fingerprint", a, b, s.fingerprint) for s, a, b in ranges],
         [known_fact(site, whole, s, "newest", a, b, s.newest) for s, a, b in ranges],
     )
-    ready = conclude(site, step, plan, facts)
-    if isinstance(ready, Reply):
-        return ready
+    ready = prepare(site, step, plan, facts)
+    remember_answer(site, memo, ready)
+    if ready.validators is not None:
+        answered = answer_known(ready, ready.validators, None)
+        if answered is not None:
+            return answered
     if ready.validators is None:
         assert counts is not None  # only robots.txt goes without counts
         spooled = _spooled(site, ready, counts)
         assert spooled is not None  # no check: the counts were just taken
         return spooled
     cache, key = site.cache, ready.cache_key
-    if cache is not None and key is not None:
+    if cache is not None and key is not None and (answer is None or answer.cache_key != key):
         hit = cache_get(cache, key)
         if hit is not None:
             headers = ready.full_headers(ready.validators, len(hit))

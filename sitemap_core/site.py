@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, Literal, Protocol, TypeVar
 
+from .answers import Answers
 from .cache import PageCache
 from .entries import Entry, normalise_url
 from .errors import ConfigurationError, InvalidEntryError
@@ -276,6 +277,10 @@ class Site(Generic[S]):
         #: The counts and range facts of fingerprinted sources, remembered under their
         #: whole-source fingerprints (see :mod:`sitemap_core.known`).
         self.known = Known()
+        #: The validators of documents whose sources are all fingerprinted, kept while
+        #: those fingerprints hold (see :mod:`sitemap_core.answers`).
+        self.answers = Answers()
+        self._matched: dict[str, Target] = {}
         self.gzip = gzip
         self.index_size = index_size
         self.extra_sitemaps = check_extra_sitemaps(extra_sitemaps)
@@ -283,6 +288,18 @@ class Site(Generic[S]):
 
     def match(self, path: str) -> Target | None:
         """Return what ``path`` asks for, or None when it is not one of the site's paths."""
+        # The site's paths are few and asked again and again (crawlers revalidate them);
+        # only matches are kept, so unknown paths cannot fill the memo.
+        target = self._matched.get(path)
+        if target is None:
+            target = self._match(path)
+            if target is not None:
+                if len(self._matched) >= 4096:
+                    self._matched.clear()
+                self._matched[path] = target
+        return target
+
+    def _match(self, path: str) -> Target | None:
         if path == ROBOTS_PATH:
             return Target("robots")
         root = _ROOT.fullmatch(path)

@@ -387,27 +387,14 @@ class SQLiteSource:
             return None
         if not conn.in_transaction:
             conn.execute("BEGIN")
-        if self._changes_sql is not None:
-            exists, version = conn.execute(self._version_sql, self._version_params).fetchone()
-            if exists is None:
-                raise ConfigurationError(
-                    f"change log table {self._version_params[0]!r} does not exist; create it"
-                    " with install_change_log()"
-                )
-            row = (version,)
-        else:
-            row = conn.execute(self._version_sql).fetchone()
-        if row is None:
-            raise ConfigurationError(
-                "the version table is empty; create it with install_version_triggers()"
-            )
+        version = self._read_version(conn)
         facts = self._facts
-        if facts is None or facts.version != row[0]:
+        if facts is None or facts.version != version:
             # A new version: what is remembered is stale, but for what the change log
             # proves untouched. Replacing the object (not clearing it) keeps a
             # concurrent call on the old version harmless.
-            fresh = _Facts(row[0])
-            if facts is not None and self._changes_sql is not None and row[0] > facts.version:
+            fresh = _Facts(version)
+            if facts is not None and self._changes_sql is not None and version > facts.version:
                 first_id, lowest = conn.execute(self._changes_sql, (facts.version,)).fetchone()
                 # Ids run without gaps; a first id past version + 1 means the log was
                 # pruned past what we knew, so nothing can be carried over.
@@ -415,6 +402,24 @@ class SQLiteSource:
                     fresh.carry(facts, lowest)
             facts = self._facts = fresh
         return facts
+
+    def _read_version(self, conn: sqlite3.Connection) -> Any:
+        """The table's version: one read of the version table or the change log's counter."""
+        assert self._version_sql is not None
+        if self._changes_sql is not None:
+            exists, version = conn.execute(self._version_sql, self._version_params).fetchone()
+            if exists is None:
+                raise ConfigurationError(
+                    f"change log table {self._version_params[0]!r} does not exist; create it"
+                    " with install_change_log()"
+                )
+            return version
+        row = conn.execute(self._version_sql).fetchone()
+        if row is None:
+            raise ConfigurationError(
+                "the version table is empty; create it with install_version_triggers()"
+            )
+        return row[0]
 
     def _anchor(self, conn: sqlite3.Connection, facts: _Facts | None, offset: int) -> Any:
         """The key of the row at ``offset`` in key order, or :data:`_END`."""
@@ -507,6 +512,13 @@ class SQLiteSource:
         way, so ``start`` and ``stop`` are not used.
         """
         with self._facts_connection() as conn:
+            if self._version_sql is not None and not conn.in_transaction:
+                # The version alone: one statement is its own snapshot, so no BEGIN
+                # (and no rollback after): a 304 costs one round trip per source.
+                version = self._read_version(conn)
+                known = self._facts
+                if known is not None and known.version == version:
+                    return version
             facts = self._begin(conn)
             if facts is not None:
                 return facts.version

@@ -1,0 +1,86 @@
+"""The validators of documents, remembered while their sources' fingerprints hold.
+
+A 304 is what a sitemap server answers most: crawlers revalidate far more often than a
+site changes. Once every source of a document has a fingerprint, everything its
+validators depend on (counts, the plan, each range's fingerprint and newest lastmod) is
+remembered under the sources' whole-source fingerprints already (see
+:mod:`sitemap_core.known`); working the plan and the ETag out again from those facts on
+every request cost more than the rest of a 304 together. So the outcome, the headers
+of the document and its validators, is kept under the request's document (target, base
+URL, coding, protocol) and those fingerprints: while they hold, a 304, a HEAD or a
+cached 200 costs the fingerprints and one dictionary lookup.
+
+The newest lastmod is kept as it is, not as the Last-Modified sent: that is clamped to
+the time of each request (a future lastmod must not make a future Last-Modified).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from .validators import _typed
+
+__all__ = ["Answer", "Answers"]
+
+#: Documents remembered per site: a site of 200 child pages in two codings and three
+#: formats asks for about 1,200; past the bound the memo starts again.
+_MAX_ANSWERS = 4_096
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What a document's requests have in common while its sources are unchanged."""
+
+    #: The headers of the document's 200 but the validators and the length.
+    headers: Sequence[tuple[str, str]]
+    etag: str
+    #: The newest lastmod of the document as an instant, not yet clamped to now.
+    newest: datetime | None
+    #: The document's key in the page cache.
+    cache_key: str | None
+
+
+class Answers:
+    """A site's remembered :class:`Answer` s, by document and source fingerprints."""
+
+    def __init__(self) -> None:
+        self._answers: dict[Hashable, Answer] = {}
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def key(
+        document: tuple[object, ...], sources: Sequence[str], whole: Mapping[str, object]
+    ) -> Hashable | None:
+        """The key of ``document`` with the whole-source fingerprints in ``whole``.
+
+        None when a source has no fingerprint (nothing proves it unchanged) or one
+        cannot be keyed (an unhashable value): such documents are worked out each time.
+        Fingerprints are keyed by type as well as value, as ETags are (1 and 1.0 name
+        one version to Python's equality, not to a fingerprint).
+        """
+        fingerprints = []
+        for name in sources:
+            value = whole.get(name)
+            if value is None:
+                return None
+            fingerprints.append(value)
+        try:
+            key = (document, _typed(tuple(fingerprints)))
+            hash(key)
+        except TypeError:
+            return None
+        return key
+
+    def get(self, key: Hashable) -> Answer | None:
+        """The answer remembered under ``key``, or None."""
+        return self._answers.get(key)
+
+    def put(self, key: Hashable, answer: Answer) -> None:
+        """Remember ``answer`` under ``key``."""
+        with self._lock:
+            if len(self._answers) >= _MAX_ANSWERS:
+                self._answers.clear()  # a plain bound: the working set refills at once
+            self._answers[key] = answer

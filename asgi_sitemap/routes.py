@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import inspect
 import sys
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -36,7 +36,8 @@ from sitemap_core.params import (
     param_result,
     wraps,
 )
-from sitemap_core.sources import check_name, walk_count
+from sitemap_core.rows import Row
+from sitemap_core.sources import check_name, coerce_batch, walk_count
 
 from .context import current
 from .urls import UrlBuilder
@@ -152,7 +153,7 @@ class SitemapRoutes:
     ) -> AsyncIterator[list[Entry]]:
         # Route sources are small by nature; page N skips the entries before it.
         position = 0
-        pending: list[Entry] = []
+        pending: list[Entry | Row] = []
         for spec in self._specs:
             for name, _route in self._routes_of(spec):
                 async for batch in _spec_batches(spec, name, runner, size):
@@ -161,14 +162,14 @@ class SitemapRoutes:
                             pending.append(entry)
                         position += 1
                     if len(pending) >= size:
-                        yield pending
+                        yield coerce_batch(pending, self.name)
                         pending = []
                     if position >= stop:
                         break
                 if position >= stop:
                     break
         if pending:
-            yield pending
+            yield coerce_batch(pending, self.name)
 
 
 def _named_routes(routes: Iterable[Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
@@ -217,13 +218,13 @@ async def _count_params(spec: _Spec, runner: Runner) -> int:
 
 async def _spec_batches(
     spec: _Spec, name: str, runner: Runner, size: int
-) -> AsyncIterator[list[Entry]]:
+) -> AsyncIterator[Sequence[Entry | Row]]:
     params = spec.params
     build_url = UrlBuilder(name).build
     if params is None:
         yield _entries(spec, name, {}, build_url)
     elif inspect.isasyncgenfunction(params):
-        batch: list[Entry] = []
+        batch: list[Entry | Row] = []
         async for item in params():
             batch.extend(_entries(spec, name, item, build_url))
             if len(batch) >= size:
@@ -254,10 +255,14 @@ async def _spec_batches(
 
 def _sync_batches(
     spec: _Spec, name: str, items: Iterable[Any], size: int, build_url: BuildUrl
-) -> Iterator[list[Entry]]:
-    batch: list[Entry] = []
+) -> Iterator[list[Entry | Row]]:
+    # Items with only the usual fields come as tuple rows, which _batches hands on as
+    # a RowBatch: written without building an Entry each (see iter_param_entries).
+    batch: list[Entry | Row] = []
     append = batch.append
-    for entry in iter_param_entries(items, name, spec.defaults, spec.languages, build_url):
+    for entry in iter_param_entries(
+        items, name, spec.defaults, spec.languages, build_url, rows=True
+    ):
         append(entry)
         if len(batch) >= size:
             yield batch

@@ -14,7 +14,7 @@ so blueprints, ``url_defaults`` and ``APPLICATION_ROOT`` all apply: by a
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import chain, islice
 from typing import Any
@@ -34,6 +34,7 @@ from sitemap_core.params import (
     param_result,
     wraps,
 )
+from sitemap_core.rows import Row
 from sitemap_core.sources import walk_count
 
 from .urls import UrlBuilder
@@ -180,19 +181,36 @@ class RouteSpec:
 
     def entries(self, app: Flask) -> Iterator[Entry]:
         """Build one entry per endpoint and param item (URLs as ``url_for`` gives them)."""
-        for endpoint in self.endpoints(app):
-            builder = self._builders.get(endpoint)
-            if builder is None:
-                builder = self._builders.setdefault(endpoint, UrlBuilder(endpoint))
-            build_url = builder.build
+        for endpoint, build_url in self._url_builds(app):
             yield from iter_param_entries(
                 self.param_items(), endpoint, self.defaults, self.languages, build_url
             )
 
+    def items(self, app: Flask) -> Iterator[Entry | Row]:
+        """As :meth:`entries`, but an item with no fields beyond ``lastmod``,
+        ``changefreq`` and ``priority`` is the tuple row of its entry, which the
+        ``<urlset>`` writer validates and writes without building the entry (what a
+        sitemap page asks for; see :func:`~sitemap_core.params.iter_param_entries`)."""
+        for endpoint, build_url in self._url_builds(app):
+            yield from iter_param_entries(
+                self.param_items(), endpoint, self.defaults, self.languages, build_url, rows=True
+            )
 
-def route_entries(app: Flask, specs: list[RouteSpec], start: int, stop: int) -> Iterator[Entry]:
-    """The entries ``[start, stop)`` of the given specs, in registration order."""
-    chained = chain.from_iterable(spec.entries(app) for spec in specs)
+    def _url_builds(self, app: Flask) -> Iterator[tuple[str, Callable[[Mapping[str, Any]], str]]]:
+        """Each endpoint with the ``build`` of its kept URL builder."""
+        for endpoint in self.endpoints(app):
+            builder = self._builders.get(endpoint)
+            if builder is None:
+                builder = self._builders.setdefault(endpoint, UrlBuilder(endpoint))
+            yield endpoint, builder.build
+
+
+def route_entries(
+    app: Flask, specs: list[RouteSpec], start: int, stop: int
+) -> Iterator[Entry | Row]:
+    """The entries ``[start, stop)`` of the given specs, in registration order (as tuple
+    rows where :meth:`RouteSpec.items` can: the source's batches make them entries)."""
+    chained = chain.from_iterable(spec.items(app) for spec in specs)
     return islice(chained, start, stop)
 
 

@@ -15,11 +15,12 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, TypeAlias
+from typing import Any, Literal, TypeAlias, overload
 
 from .alternates import X_DEFAULT, check_alternates, normalise_hreflang
 from .entries import ChangeFreq, Entry, LastmodInput
 from .errors import ConfigurationError, InvalidEntryError
+from .rows import Row
 
 __all__ = [
     "Languages",
@@ -43,6 +44,9 @@ Params: TypeAlias = Callable[[], Iterable[ParamItem]] | Iterable[ParamItem] | Ca
 ENTRY_FIELDS = frozenset(
     {"lastmod", "changefreq", "priority", "images", "videos", "news", "alternates"}
 )
+#: The fields an entry can be given by position (``Entry(loc, lastmod, changefreq,
+#: priority)``): most items carry only these.
+BASIC_FIELDS = frozenset({"lastmod", "changefreq", "priority"})
 
 
 def entry_defaults(
@@ -189,26 +193,88 @@ class Languages:
         return [build_url({**values, self.variable: value}) for value in self.values]
 
 
+@overload
 def iter_param_entries(
     items: Iterable[Any],
     view: str,
     defaults: Mapping[str, Any],
     languages: Languages | None,
     build_url: Callable[[Mapping[str, Any]], str],
-) -> Iterator[Entry]:
+    *,
+    rows: Literal[False] = False,
+) -> Iterator[Entry]: ...
+
+
+@overload
+def iter_param_entries(
+    items: Iterable[Any],
+    view: str,
+    defaults: Mapping[str, Any],
+    languages: Languages | None,
+    build_url: Callable[[Mapping[str, Any]], str],
+    *,
+    rows: bool,
+) -> Iterator[Entry | Row]: ...
+
+
+def iter_param_entries(
+    items: Iterable[Any],
+    view: str,
+    defaults: Mapping[str, Any],
+    languages: Languages | None,
+    build_url: Callable[[Mapping[str, Any]], str],
+    *,
+    rows: bool = False,
+) -> Iterator[Entry | Row]:
     """The entries of many param items of a route, in order: :func:`param_entries` in
-    one loop, the hot path of a route's sitemap page."""
+    one loop, the hot path of a route's sitemap page.
+
+    ``rows``: an item whose fields are at most ``lastmod``, ``changefreq`` and
+    ``priority`` (most items) gives the tuple row ``(loc, lastmod, changefreq,
+    priority)`` instead of an :class:`Entry`. The writer validates a row exactly as
+    ``Entry(*row)`` while it writes it (:mod:`sitemap_core.rows`), without the entry
+    object, which is most of what a route's URL costs beyond the URL itself; an error
+    in such a field then names the sitemap source the row is written for, not ``view``.
+    For sources, whose batches go through :func:`~sitemap_core.sources.coerce_batch`.
+    """
     if languages is not None:
         for item in items:
             yield from param_entries(item, view, defaults, languages, build_url)
         return
+    basic = BASIC_FIELDS.issuperset
     for item in items:
-        values, fields = split_param_item(item, view)
+        # split_param_item's fast paths, inlined (the call costs a measurable share of
+        # a route's page); the rest, and every error, is split_param_item's.
+        kind = type(item)
+        if kind is tuple and len(item) == 2:
+            values, fields = item
+            if type(values) is not dict or type(fields) is not dict:
+                values, fields = split_param_item(item, view)
+        elif kind is dict:
+            values, fields = item, NO_FIELDS
+        else:
+            values, fields = split_param_item(item, view)
         given = {**defaults, **fields} if defaults and fields else fields or defaults
-        try:
-            entry = Entry(build_url(values), **given)
-        except InvalidEntryError as exc:
-            raise exc.with_source(view) from None
+        if basic(given):
+            # The usual fields, passed by position: cheaper than unpacking them as
+            # keywords, and the same entry (a field left out is None either way).
+            get = given.get
+            try:
+                url = build_url(values)
+                if not rows:
+                    entry = Entry(url, get("lastmod"), get("changefreq"), get("priority"))
+            except InvalidEntryError as exc:
+                raise exc.with_source(view) from None
+            if rows:
+                yield (url, get("lastmod"), get("changefreq"), get("priority"))
+                continue
+        else:
+            if not ENTRY_FIELDS.issuperset(fields):  # a pair the fast path took unchecked
+                split_param_item(item, view)  # raises the error naming the unknown fields
+            try:
+                entry = Entry(build_url(values), **given)
+            except InvalidEntryError as exc:
+                raise exc.with_source(view) from None
         yield entry
 
 

@@ -18,6 +18,7 @@ from sitemap_core.params import (
     param_entries,
     split_param_item,
 )
+from sitemap_core.rows import entry_from_row
 
 
 def build_url(values: Mapping[str, Any]) -> str:
@@ -79,3 +80,46 @@ def test_an_item_without_fields_shares_a_read_only_mapping() -> None:
     assert dict(fields) == {}
     with pytest.raises(TypeError):
         fields["lastmod"] = "2024-01-01"  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    "defaults", [{}, {"changefreq": "monthly"}, {"images": ["https://example.com/i.png"]}]
+)
+def test_rows_are_the_entries_as_tuples(defaults: dict[str, Any]) -> None:
+    """``rows=True``: an item with only the usual fields is the row of its entry, an
+    item with other fields its entry; written, both are what ``rows=False`` gives."""
+    items = [*GOOD_ITEMS, ({"n": 8}, {"images": ["https://example.com/8.png"]})]
+    kwargs = {"view": "view", "defaults": defaults, "languages": None, "build_url": build_url}
+    expected = list(iter_param_entries(items, **kwargs))
+    got = list(iter_param_entries(items, rows=True, **kwargs))
+    assert [entry_from_row(e, "s") if isinstance(e, tuple) else e for e in got] == expected
+    kinds = [type(e) for e in got]
+    if "images" in defaults:
+        assert kinds == [Entry] * len(items)
+    else:
+        assert kinds == [tuple] * len(GOOD_ITEMS) + [Entry]
+
+
+@pytest.mark.parametrize(
+    ("item", "message"),
+    [
+        (({"n": 1}, {"last_modified": "x"}), "last_modified"),
+        (["n", 1], "a dict of URL values"),
+        (({"n": 1}, "fields"), "a dict of URL values"),
+    ],
+)
+def test_rows_keep_the_shape_errors_naming_the_view(item: Any, message: str) -> None:
+    kwargs = {"view": "the_view", "defaults": {}, "languages": None, "build_url": build_url}
+    with pytest.raises(InvalidEntryError, match=message) as got:
+        list(iter_param_entries([{"n": 0}, item], rows=True, **kwargs))
+    assert got.value.source == "the_view"
+
+
+def test_a_bad_field_of_a_row_is_found_when_written_naming_the_source() -> None:
+    """A field value is checked as the row is written (as ``Entry(*row)``); the error
+    names the sitemap source the rows are written for."""
+    kwargs = {"view": "the_view", "defaults": {}, "languages": None, "build_url": build_url}
+    (row,) = iter_param_entries([({"n": 1}, {"priority": 7})], rows=True, **kwargs)
+    with pytest.raises(InvalidEntryError, match="priority") as got:
+        entry_from_row(row, "posts")
+    assert got.value.source == "posts"

@@ -402,22 +402,31 @@ def run_page(n: int, repeat: int) -> dict[str, Any]:
     raw_plain = plain_raw(raw)
     references = {"query": render_reference(raw), "plain": render_reference(raw_plain)}
     loop = EventLoopThread()
-    flask_query = flask_include_app(post_items(raw, query=True))
-    flask_plain = flask_include_app(post_items(raw, query=False))
-    asgi_plain = asgi_include_app(post_items(raw, query=False))
+    query_items, plain_items = post_items(raw, query=True), post_items(raw, query=False)
+    flask_query = flask_include_app(query_items)
+    flask_plain = flask_include_app(plain_items)
+    # A route spec keeps its endpoint's builder across requests: the url_for contenders
+    # get apps of their own, which only ever run with UrlBuilder replaced.
+    flask_query_before = flask_include_app(query_items)
+    flask_plain_before = flask_include_app(plain_items)
+    asgi_plain = asgi_include_app(plain_items)
     library: dict[str, tuple[str, Callable[[list[bytes] | None], Fetch]]] = {
         "flask include, query values": ("query", functools.partial(fetch, flask_query)),
         "flask include, query values, url_for per URL (before)": (
             "query",
             before(
-                flask_sitemapper.routes, FlaskUrlForPerUrl, functools.partial(fetch, flask_query)
+                flask_sitemapper.routes,
+                FlaskUrlForPerUrl,
+                functools.partial(fetch, flask_query_before),
             ),
         ),
         "flask include": ("plain", functools.partial(fetch, flask_plain)),
         "flask include, url_for per URL (before)": (
             "plain",
             before(
-                flask_sitemapper.routes, FlaskUrlForPerUrl, functools.partial(fetch, flask_plain)
+                flask_sitemapper.routes,
+                FlaskUrlForPerUrl,
+                functools.partial(fetch, flask_plain_before),
             ),
         ),
         "asgi SitemapRoutes": ("plain", functools.partial(fetch_asgi, loop, asgi_plain)),

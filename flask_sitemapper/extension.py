@@ -114,7 +114,7 @@ from .compat import (
     page_path,
     without_vary,
 )
-from .routes import Params, RouteSpec, route_entries
+from .routes import Params, RouteSpec, route_entries, routes_fingerprint, routes_newest
 
 __all__ = ["Sitemapper"]
 
@@ -546,6 +546,8 @@ class Sitemapper:
             name,
             lambda: sum(spec.count(app) for spec in present),
             lambda start, stop: route_entries(app, present, start, stop),
+            fingerprint=lambda start, stop: routes_fingerprint(app, present),
+            newest=lambda start, stop: routes_newest(app, present, name, start, stop),
         )
 
     @staticmethod

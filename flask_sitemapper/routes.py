@@ -32,14 +32,16 @@ from sitemap_core.params import (
     entry_defaults,
     iter_param_entries,
     param_result,
+    params_fingerprint,
     wraps,
 )
 from sitemap_core.rows import Row
-from sitemap_core.sources import walk_count
+from sitemap_core.sources import coerce_batch, walk_count
+from sitemap_core.validators import lastmod_instant
 
 from .urls import UrlBuilder
 
-__all__ = ["Params", "RouteSpec", "route_entries"]
+__all__ = ["Params", "RouteSpec", "route_entries", "routes_fingerprint", "routes_newest"]
 
 
 @dataclass
@@ -63,6 +65,9 @@ class RouteSpec:
     #: One URL builder per endpoint, kept so that its plan of the rule (and, while the
     #: extension reuses a URL adapter, its bound prefix) outlives a request.
     _builders: dict[str, UrlBuilder] = field(default_factory=dict, repr=False, compare=False)
+    #: ``params`` gave too many items, or a value without a stable encoding, to be
+    #: fingerprinted: not tried again (each try is a call of ``params``, perhaps a query).
+    _unfingerprinted: bool = field(default=False, repr=False, compare=False)
 
     @classmethod
     def build(
@@ -196,6 +201,21 @@ class RouteSpec:
                 self.param_items(), endpoint, self.defaults, self.languages, build_url, rows=True
             )
 
+    def fingerprint_part(self, app: Flask) -> object | None:
+        """What this spec's URLs and fields depend on, or None when it cannot be told
+        cheaply (see :func:`~sitemap_core.params.params_fingerprint`)."""
+        # The endpoints found (checked by count(), which asks the same request).
+        endpoints = tuple(self.find_endpoints(app))
+        if self.params is None:
+            return endpoints  # a static route: its URL is fixed once the app serves
+        if self._unfingerprinted:
+            return None
+        digest = params_fingerprint(self.param_items())
+        if digest is None:
+            self._unfingerprinted = True
+            return None
+        return (endpoints, digest)
+
     def _url_builds(self, app: Flask) -> Iterator[tuple[str, Callable[[Mapping[str, Any]], str]]]:
         """Each endpoint with the ``build`` of its kept URL builder."""
         for endpoint in self.endpoints(app):
@@ -225,3 +245,42 @@ def _required_arguments(view: Callable[..., Any]) -> list[str]:
         if parameter.default is inspect.Parameter.empty
         and parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)
     ]
+
+
+def routes_fingerprint(app: Flask, specs: list[RouteSpec]) -> object | None:
+    """The fingerprint of the route source made of ``specs``, or None.
+
+    A route source lists what its specs' params give, on routes that are fixed once the
+    app serves: so the params' values are all that can change (one call of each
+    ``params`` per request, as counting them was). An app with ``url_defaults``
+    functions has none: they may fill URL values from anything, at each build.
+    """
+    if not app._got_first_request or any(app.url_default_functions.values()):
+        return None
+    parts = []
+    for spec in specs:
+        part = spec.fingerprint_part(app)
+        if part is None:
+            return None
+        parts.append(part)
+    return ("routes", tuple(parts))
+
+
+def routes_newest(
+    app: Flask, specs: list[RouteSpec], name: str, start: int, stop: int
+) -> str | None:
+    """The newest lastmod of the route source's entries ``[start, stop)``, or None when
+    one has none (Last-Modified is only claimed for a range whose every entry is dated).
+
+    Asked only of a fingerprinted route source, whose params are short (see
+    :func:`routes_fingerprint`), and remembered while its fingerprint holds.
+    """
+    items = list(route_entries(app, specs, start, stop))
+    newest: tuple[Any, str] | None = None
+    for entry in coerce_batch(items, name):
+        if entry.lastmod is None:
+            return None
+        instant = lastmod_instant(entry.lastmod)
+        if newest is None or instant > newest[0]:
+            newest = (instant, entry.lastmod)
+    return None if newest is None else newest[1]

@@ -12,6 +12,7 @@ and each of them lists all of them (and ``x-default``) as alternates.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import AsyncIterable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -21,6 +22,7 @@ from .alternates import X_DEFAULT, check_alternates, normalise_hreflang
 from .entries import ChangeFreq, Entry, LastmodInput
 from .errors import ConfigurationError, InvalidEntryError
 from .rows import Row
+from .validators import _stable
 
 __all__ = [
     "Languages",
@@ -31,6 +33,7 @@ __all__ = [
     "iter_param_entries",
     "param_entries",
     "param_result",
+    "params_fingerprint",
     "split_param_item",
     "wraps",
 ]
@@ -306,3 +309,61 @@ def param_entries(
         return [Entry(url, alternates=alternates, **given) for url in urls]
     except InvalidEntryError as exc:
         raise exc.with_source(view) from None
+
+
+#: The most param items a route source fingerprints (see :func:`params_fingerprint`).
+FINGERPRINT_ITEMS = 1_000
+
+
+def params_fingerprint(items: Iterable[Any], limit: int = FINGERPRINT_ITEMS) -> str | None:
+    """A digest of param items that changes with any of their values, or None.
+
+    A route source's URLs and fields come from its params alone (its routes are fixed
+    once the app serves), so this digest lets a short ``params`` be a fingerprinted
+    source: while it holds, a 304 or a cached page costs one call of ``params`` and no
+    URL building. None for more than ``limit`` items (the walk would cost more than
+    rendering saves) or a value with no encoding stable across processes (the digest
+    must be the same in every worker): such sources are rendered to learn their ETag.
+    Keys and values are taken in their order, which is the order of the URL's query.
+    """
+    # The commonest items (a dict of str keys and plain values) are taken as they are
+    # and digested through repr(), which writes those types alike in every process and
+    # tells them apart (1, 1.0, True, '1'); any other item is encoded by _stable first.
+    parts: list[object] = []
+    append = parts.append
+    plain = _PLAIN_VALUES
+    try:
+        for number, item in enumerate(items):
+            if number >= limit:
+                return None
+            if type(item) is dict and all(
+                type(key) is str and type(value) in plain for key, value in item.items()
+            ):
+                append(item)
+            else:
+                append(_stable(_item_parts(item)))
+    except ConfigurationError:  # a value _stable cannot encode alike everywhere
+        return None
+    return hashlib.sha256(repr(parts).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+#: Value types whose repr() is the same in every process and differs between types.
+_PLAIN_VALUES = frozenset({str, int, float, bool, type(None)})
+
+
+def _item_parts(item: Any) -> object:
+    # An item as a tuple _stable encodes: a mapping as its (key, value) pairs, a
+    # (values, fields) pair as two of them; lists of images and the like as tuples.
+    if isinstance(item, Mapping):
+        return ("m", *((key, _value_parts(value)) for key, value in item.items()))
+    if isinstance(item, tuple) and len(item) == 2:
+        return ("p", _item_parts(item[0]), _item_parts(item[1]))
+    raise ConfigurationError("not a param item")  # refused when the page is built
+
+
+def _value_parts(value: Any) -> object:
+    if isinstance(value, Mapping):
+        return _item_parts(value)
+    if isinstance(value, list | tuple):
+        return tuple(_value_parts(part) for part in value)
+    return value

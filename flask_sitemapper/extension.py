@@ -556,13 +556,12 @@ class Sitemapper:
         the request's host if allowed; ``scheme`` (else the request's) for the last two."""
         if settings.base_url is not None:
             return settings.base_url
-        scheme = scheme or request.scheme
+        req: Request = request._get_current_object()  # type: ignore[attr-defined]
+        scheme = scheme or req.scheme
         server_name = app.config.get("SERVER_NAME")
         if server_name:
-            return BaseURL.from_request(scheme, server_name, request.script_root, ["*"])
-        return BaseURL.from_request(
-            scheme, request.host, request.script_root, settings.allowed_hosts
-        )
+            return BaseURL.from_request(scheme, server_name, req.script_root, ("*",))
+        return BaseURL.from_request(scheme, req.host, req.script_root, settings.allowed_hosts)
 
     def _own_paths(self, app: Flask, state: _AppState) -> dict[str, frozenset[str]]:
         """The app's own rules without variables, by path, with their methods.

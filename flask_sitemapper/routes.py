@@ -13,6 +13,7 @@ so blueprints, ``url_defaults`` and ``APPLICATION_ROOT`` all apply: by a
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -263,7 +264,9 @@ def routes_fingerprint(app: Flask, specs: list[RouteSpec]) -> object | None:
         if part is None:
             return None
         parts.append(part)
-    return ("routes", tuple(parts))
+    # One short text (endpoint names and digests have a stable repr): the fingerprint
+    # is keyed on every request, and a nested tuple costs more to key than to make.
+    return "routes:" + hashlib.sha256(repr(parts).encode()).hexdigest()
 
 
 def routes_newest(

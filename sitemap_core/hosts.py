@@ -114,6 +114,24 @@ class BaseURL:
         ``host`` is the ``Host`` header (port included); ``root_path`` the mount point
         (WSGI ``SCRIPT_NAME``, ASGI ``root_path``). Raises :class:`UntrustedHostError`.
         """
+        # Every request of a site without a configured base URL asks this with the
+        # same few values: the allowed ones are remembered (refused hosts are not, so
+        # forged ones cannot fill the memo).
+        key = (scheme, host, root_path, allowed if type(allowed) is tuple else None)
+        known = _FROM_REQUEST.get(key) if key[3] is not None else None
+        if known is not None:
+            return known
+        base = cls._from_request(scheme, host, root_path, allowed)
+        if key[3] is not None and type(base) is BaseURL:
+            if len(_FROM_REQUEST) >= 256:
+                _FROM_REQUEST.clear()
+            _FROM_REQUEST[key] = base
+        return base
+
+    @classmethod
+    def _from_request(
+        cls, scheme: str, host: str, root_path: str, allowed: Iterable[str]
+    ) -> BaseURL:
         match = _HOST_HEADER.fullmatch(host)
         if match is None or not host_is_allowed(host, allowed):
             raise UntrustedHostError(f"host {host[:100]!r} is not in the allowed hosts")
@@ -207,6 +225,10 @@ def check_allowed_hosts(hosts: object, setting: str = "allowed_hosts") -> tuple[
         name, colon, rest = entry.lower().rpartition(":") if port else (entry.lower(), "", "")
         entries.append(f"{name.rstrip('.')}{colon}{rest}")
     return tuple(entries)
+
+
+#: BaseURL.from_request's answers for allowed hosts, by its arguments.
+_FROM_REQUEST: dict[tuple[str, str, str, object], BaseURL] = {}
 
 
 def host_is_allowed(host: str, allowed: Iterable[str]) -> bool:

@@ -336,8 +336,10 @@ def params_fingerprint(items: Iterable[Any], limit: int = FINGERPRINT_ITEMS) -> 
         for number, item in enumerate(items):
             if number >= limit:
                 return None
-            if type(item) is dict and all(
-                type(key) is str and type(value) in plain for key, value in item.items()
+            if (
+                type(item) is dict
+                and _STR.issuperset(map(type, item))
+                and plain.issuperset(map(type, item.values()))
             ):
                 append(item)
             else:
@@ -349,6 +351,7 @@ def params_fingerprint(items: Iterable[Any], limit: int = FINGERPRINT_ITEMS) -> 
 
 #: Value types whose repr() is the same in every process and differs between types.
 _PLAIN_VALUES = frozenset({str, int, float, bool, type(None)})
+_STR = frozenset({str})
 
 
 def _item_parts(item: Any) -> object:

@@ -104,6 +104,9 @@ def build_catalogue(path: Path, products: int = PRODUCT_COUNT) -> None:
             # After the bulk load, so that the log does not record 75,000 inserts: from
             # now on every change to products is recorded.
             install_change_log(db, "products", "id", CHANGE_LOG)
+            # Write-ahead logging (kept in the file): readers in every worker never wait
+            # for a writer, and each request's version read costs about half as much.
+            db.execute("PRAGMA journal_mode=WAL")
         os.replace(building, path)
     finally:
         building.unlink(missing_ok=True)

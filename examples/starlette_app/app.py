@@ -111,6 +111,9 @@ def create_database(path: Path, count: int = ARTICLE_COUNT) -> None:
             # After the bulk load, so that it does not log 60,000 inserts: from now on
             # every change to articles is recorded.
             install_change_log(db, "articles", "id", CHANGE_LOG)
+            # Write-ahead logging (kept in the file): readers in every worker never wait
+            # for a writer, and each request's version read costs about half as much.
+            db.execute("PRAGMA journal_mode=WAL")
         os.replace(private, path)
     finally:
         private.unlink(missing_ok=True)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import AsyncIterable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from itertools import chain, islice
 from types import MappingProxyType
 from typing import Any, Literal, TypeAlias, overload
 
@@ -326,32 +327,32 @@ def params_fingerprint(items: Iterable[Any], limit: int = FINGERPRINT_ITEMS) -> 
     must be the same in every worker): such sources are rendered to learn their ETag.
     Keys and values are taken in their order, which is the order of the URL's query.
     """
-    # The commonest items (a dict of str keys and plain values) are taken as they are
-    # and digested through repr(), which writes those types alike in every process and
-    # tells them apart (1, 1.0, True, '1'); any other item is encoded by _stable first.
-    parts: list[object] = []
-    append = parts.append
-    plain = _PLAIN_VALUES
-    try:
-        for number, item in enumerate(items):
-            if number >= limit:
-                return None
-            if (
-                type(item) is dict
-                and _STR.issuperset(map(type, item))
-                and plain.issuperset(map(type, item.values()))
-            ):
-                append(item)
-            else:
-                append(_stable(_item_parts(item)))
-    except ConfigurationError:  # a value _stable cannot encode alike everywhere
+    batch = list(islice(items, limit + 1))
+    if len(batch) > limit:
         return None
-    return hashlib.sha256(repr(parts).encode("utf-8", "surrogatepass")).hexdigest()
+    # The commonest params (dicts of str keys and plain values) are digested through
+    # repr(), which writes those types alike in every process and tells them apart
+    # (1, 1.0, True, '1'); the types are checked by set operations over all the items
+    # at once (a per-item check cost more than the digest). Any other item is encoded
+    # by _stable first.
+    if (
+        _DICT.issuperset(map(type, batch))
+        and _STR.issuperset(map(type, chain.from_iterable(batch)))
+        and _PLAIN_VALUES.issuperset(map(type, chain.from_iterable(map(dict.values, batch))))
+    ):
+        text = repr(batch)
+    else:
+        try:
+            text = repr([_stable(_item_parts(item)) for item in batch])
+        except ConfigurationError:  # a value _stable cannot encode alike everywhere
+            return None
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 #: Value types whose repr() is the same in every process and differs between types.
 _PLAIN_VALUES = frozenset({str, int, float, bool, type(None)})
 _STR = frozenset({str})
+_DICT = frozenset({dict})
 
 
 def _item_parts(item: Any) -> object:

@@ -241,6 +241,7 @@ class SitemapMiddleware:
             self.site.cache_control,
             lambda base: parts,
             self.site.extra_sitemaps,
+            self.site.feed,
         )
         if reply is None:
             await captured.replay(send, head)

@@ -36,6 +36,13 @@ Configuration (``app.config``), with defaults:
 ``SITEMAP_HTML`` (True)
     Serve the HTML view for people (``/sitemap.html`` and the pages' ``.html``
     twins); False leaves those paths to the app. Read at ``init_app``.
+``SITEMAP_FEED`` (False)
+    Serve the Atom feed of recently changed URLs at ``/sitemap-recent.atom`` and list
+    it in robots.txt. Read at ``init_app``.
+``SITEMAP_FEED_SIZE`` (1,000)
+    The most URLs the feed lists, 1 to 50,000 (the most recently changed).
+``SITEMAP_FEED_MAX_DAYS`` (None)
+    Leave out of the feed the URLs changed longer ago than this many days.
 ``SITEMAP_EXTRA_SITEMAPS`` (``()``)
     More absolute sitemap URLs for robots.txt to list after ours (another host's
     sitemap this host vouches for, a static file).
@@ -85,6 +92,7 @@ from sitemap_core import BaseURL, ConfigurationError, Entry, Site, UntrustedHost
 from sitemap_core.cache import PageCache, default_cache
 from sitemap_core.compress import accepts_gzip
 from sitemap_core.entries import ChangeFreq, LastmodInput
+from sitemap_core.feed import FEED_PATH
 from sitemap_core.hosts import LOOPBACK_HOSTS, check_allowed_hosts
 from sitemap_core.http import ALLOWED_METHODS, Reply, method_not_allowed, not_found, plain_text
 from sitemap_core.params import Languages
@@ -245,6 +253,8 @@ class Sitemapper:
         app.url_map.converters[converter] = _CONVERTERS[converter]
         rules = [f"/sitemap.<{converter}:document>"]
         rules += [rule for rule in _PAGE_RULES if settings.html or ".html" not in rule]
+        if settings.feed:
+            rules.append(FEED_PATH)
         endpoints = []
         for index, rule in enumerate(rules):
             endpoint = f"sitemapper.sitemap_{index}"
@@ -802,6 +812,7 @@ class Sitemapper:
             settings.cache_control,
             index_parts,
             settings.extra_sitemaps,
+            settings.feed,
         )
         return response if reply is None else _to_response(app, reply)
 

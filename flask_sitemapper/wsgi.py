@@ -133,6 +133,7 @@ class SitemapMiddleware:
             self.site.cache_control,
             lambda base: count_index_parts(self.site, base),
             self.site.extra_sitemaps,
+            self.site.feed,
         )
         if reply is None:
             return captured.replay(read or app_body, start_response, head)

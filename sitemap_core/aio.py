@@ -18,7 +18,9 @@ from collections.abc import (
     Iterator,
     Mapping,
 )
+from datetime import datetime
 from functools import partial
+from itertools import islice
 from tempfile import SpooledTemporaryFile
 from typing import IO, Any, Protocol, TypeVar, runtime_checkable
 
@@ -26,6 +28,7 @@ from .cache import PageCache, cache_get, cache_set
 from .compress import agzip_chunks
 from .entries import Entry, normalise_lastmod
 from .errors import ConfigurationError, InvalidEntryError
+from .feed import NewestEntries, Recent, cutoff, merge_recent
 from .hosts import BaseURL
 from .http import Reply
 from .known import WHOLE
@@ -46,6 +49,7 @@ from .serve import (
     cache_key_of,
     cached_reply,
     decide,
+    feed_reply,
     finish_spooled,
     log_stale,
     logger,
@@ -61,7 +65,15 @@ from .serve import (
     write_batch,
 )
 from .site import BATCH_SIZE, Plan, Site, check_complete
-from .sources import Item, Limits, UrlSource, check_name, coerce_batch, range_fact
+from .sources import (
+    Item,
+    Limits,
+    UrlSource,
+    check_name,
+    coerce_batch,
+    range_fact,
+    recent_lister,
+)
 
 __all__ = [
     "AsyncSliceable",
@@ -135,12 +147,14 @@ class AsyncUrlSource:
         newest: _Fact | None = None,
         limits: Limits | None = None,
         threaded: UrlSource | None = None,
+        recent: Callable[[int], Awaitable[Iterable[Item] | None]] | None = None,
     ) -> None:
         self.name = name
         self._count = count
         self._batches = batches
         self._fingerprint = fingerprint
         self._newest = newest
+        self._recent = recent
         self.limits = limits or Limits()
         #: A plain sync source behind this one: its pages are pulled *and written* in
         #: a worker thread (see :func:`aiter_body`).
@@ -158,6 +172,7 @@ class AsyncUrlSource:
         page_size: int | None = None,
         max_entry_bytes: int | None = None,
         news: bool = False,
+        recent: Callable[[int], Any] | None = None,
     ) -> AsyncUrlSource:
         """Adapt any supported source object.
 
@@ -168,13 +183,19 @@ class AsyncUrlSource:
           a sync source would be;
         * anything :meth:`UrlSource.from_object` takes (sync sliceables and callables,
           generator functions): counted and pulled in a worker thread.
+
+        ``recent`` (or a ``recent`` method, sync or async) lists the most recent
+        changes for the feed (see :meth:`UrlSource.recent
+        <sitemap_core.sources.UrlSource.recent>`).
         """
         check_name(name)
         counter = _counter(name, count)
+        lister = recent_lister(name, recent, obj)
         facts: dict[str, Any] = {
             "fingerprint": _async_fact(name, "fingerprint", fingerprint, obj),
             "newest": _async_fact(name, "newest", newest, obj),
             "limits": Limits(page_size, max_entry_bytes, news),
+            "recent": None if lister is None else _async_lister(lister),
         }
         # The protocol checks names only: a sync count()/slice() (a SQLAlchemy Query)
         # must not be awaited, so an async count is required here.
@@ -217,7 +238,7 @@ class AsyncUrlSource:
                 ),
                 **facts,
             )
-        sync = UrlSource.from_object(name, obj)
+        sync = UrlSource.from_object(name, obj, recent=recent)
         return cls(
             name,
             counter or (lambda runner: runner.run_sync(sync.count)),
@@ -255,11 +276,40 @@ class AsyncUrlSource:
         value = await self._newest(runner, start, stop)
         return None if value is None else normalise_lastmod(value)
 
+    async def recent(
+        self, runner: Runner, limit: int, since: datetime | None = None
+    ) -> list[Recent]:
+        """As :meth:`UrlSource.recent <sitemap_core.sources.UrlSource.recent>`: a sync
+        source is asked in a worker thread, others here, walked when they cannot tell."""
+        if self.threaded is not None:
+            threaded = self.threaded
+            return await runner.run_sync(lambda: threaded.recent(limit, since))
+        kept = NewestEntries(limit, since)
+        listed = None if self._recent is None else await self._recent(limit)
+        if listed is not None:
+            kept.add(coerce_batch(list(islice(iter(listed), limit)), self.name))
+            return kept.newest_first()
+        async for batch in self.batches(runner, 0, WHOLE):  # one walk, no count first
+            kept.add(batch)
+        return kept.newest_first()
+
     def batches(
         self, runner: Runner, start: int, stop: int, size: int = BATCH_SIZE
     ) -> AsyncIterator[list[Entry]]:
         """Yield the entries of ``[start, stop)`` as validated lists of at most ``size``."""
         return self._batches(runner, start, stop, size)
+
+
+def _async_lister(
+    lister: Callable[[int], Any],
+) -> Callable[[int], Awaitable[Iterable[Item] | None]]:
+    # A sync or async recent(limit), awaited alike (a sync one of an async source is
+    # cheap by contract: it answers from memory or one query of an async driver).
+    async def listed(limit: int) -> Iterable[Item] | None:
+        result = lister(limit)
+        return await result if inspect.isawaitable(result) else result  # type: ignore[no-any-return]
+
+    return listed
 
 
 def _as_callable(result: Any) -> Any:
@@ -572,7 +622,7 @@ async def respond_async(
     if step.target.kind != "robots":
         for source in step.sources:
             whole[source.name] = await source.fingerprint(runner, 0, WHOLE)
-    memo = answer_key(step, whole)
+    memo = answer_key(step, whole, site)
     answer = None if memo is None else site.answers.get(memo)
     if answer is not None:
         reply = remembered_reply(step, answer)
@@ -582,6 +632,11 @@ async def respond_async(
             hit = await _cache_get(site.cache, answer.cache_key, runner)
             if hit is not None:
                 return cached_reply(answer, hit)
+    if step.target.kind == "feed":
+        since = cutoff(site.feed_max_days)
+        groups = [await source.recent(runner, site.feed_size, since) for source in step.sources]
+        items = merge_recent(groups, site.feed_size)
+        return await runner.run_sync(lambda: feed_reply(site, step, memo, items))
     recalled = recalled_plan(site, step)
     if recalled is not None:
         answered = await _respond_recalled(site, step, runner, *recalled, share=share)

@@ -60,6 +60,9 @@ class HtmlView:
     summary: str
     links: Sequence[tuple[str, str]] = field(default_factory=tuple)
     first: int = 1
+    #: The feed of recent changes, relative as the links are, when the site serves it:
+    #: announced in the head, where browsers and feed readers look for it.
+    feed: str | None = None
 
 
 def _nav(view: HtmlView) -> str:
@@ -77,10 +80,19 @@ def _head(view: HtmlView, columns: Sequence[str]) -> str:
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         # Useful to people; the XML is what search engines should read.
         '<meta name="robots" content="noindex, follow">'
-        f"<title>{escape(view.title)}</title><style>{_STYLE}</style></head>\n"
+        f"<title>{escape(view.title)}</title>{_feed_link(view)}<style>{_STYLE}</style></head>\n"
         f"<body><header><h1>{escape(view.title)}</h1>"
         f'<p class="meta">{escape(view.summary)}</p>{_nav(view)}</header>\n'
         f"<table><thead><tr><th>#</th>{cells}</tr></thead><tbody>\n"
+    )
+
+
+def _feed_link(view: HtmlView) -> str:
+    if view.feed is None:
+        return ""
+    return (
+        '<link rel="alternate" type="application/atom+xml" title="Recent changes"'
+        f' href="{escape(view.feed)}">'
     )
 
 

@@ -30,6 +30,7 @@ from .cache import PageCache, cache_get, cache_set
 from .compress import GzipStream, accepts_gzip, gzip_chunks
 from .entries import Entry
 from .errors import InvalidEntryError
+from .feed import ATOM_TYPE, FEED_PATH, Recent, cutoff, merge_recent, render_feed
 from .hosts import BaseURL, UntrustedHostError
 from .html import CONTENT_SECURITY_POLICY
 from .http import (
@@ -69,6 +70,7 @@ __all__ = [
     "count_index_parts",
     "decide",
     "environ_headers",
+    "feed_reply",
     "finish_spooled",
     "is_sized",
     "iter_body",
@@ -201,6 +203,7 @@ def answer_robots(
     cache_control: str = "no-cache",
     index_parts: Callable[[BaseURL], int] | None = None,
     extra_sitemaps: Sequence[str] = (),
+    feed: bool = False,
 ) -> Reply | None:
     """Decide robots.txt from the app's own answer to ``GET /robots.txt``.
 
@@ -213,7 +216,8 @@ def answer_robots(
 
     ``read_body`` is called only when the body is needed; ``index_parts(base)`` (see
     :func:`count_index_parts`) says how many index files to list, one if not given;
-    ``extra_sitemaps`` are listed after them.
+    ``extra_sitemaps`` are listed after them, and the feed of recent changes first
+    when ``feed`` (the site serves it).
     """
     content_type = next((v for k, v in headers if k.lower() == "content-type"), "")
     coding = next((v for k, v in headers if k.lower() == "content-encoding"), "identity")
@@ -226,7 +230,9 @@ def answer_robots(
         base = base_url()
     except UntrustedHostError as exc:
         return refuse_host(exc, head) if status == 404 else None
-    urls = sitemap_urls(base, 1 if index_parts is None else index_parts(base), extra_sitemaps)
+    listed = [base.join(FEED_PATH)] if feed else []
+    parts = 1 if index_parts is None else index_parts(base)
+    urls = sitemap_urls(base, parts, [*listed, *extra_sitemaps])
     if status == 404:
         return _small(robots_txt(urls, rules), request, head, cache_control)
     merged = merge_robots_bytes(read_body(), urls)
@@ -435,7 +441,10 @@ def _view_parts(plan: Plan[S]) -> list[object]:
     # An HTML page also shows what depends on the totals (page N of M, next / previous
     # links, the summary): they enter its ETag, so a grown source renews the page.
     view = plan.view
-    return [] if view is None else [(view.title, view.summary, tuple(view.links), view.first)]
+    if view is None:
+        return []
+    parts: list[object] = [(view.title, view.summary, tuple(view.links), view.first)]
+    return parts if view.feed is None else [*parts, view.feed]
 
 
 def conclude(site: Site[S], pending: Pending[S], plan: Plan[S], facts: Facts) -> Reply | Ready[S]:
@@ -492,9 +501,14 @@ def whole_fingerprints(pending: Pending[UrlSource]) -> dict[str, object]:
     return {source.name: source.fingerprint(0, WHOLE) for source in pending.sources}
 
 
-def answer_key(pending: Pending[S], whole: Mapping[str, object]) -> Hashable | None:
-    """The key of the request's document in ``site.answers``, or None (not remembered)."""
+def answer_key(
+    pending: Pending[S], whole: Mapping[str, object], site: Site[S] | None = None
+) -> Hashable | None:
+    """The key of the request's document in ``site.answers``, or None (not remembered:
+    robots.txt, and a feed with an age limit, which changes with time alone)."""
     if pending.target.kind == "robots":
+        return None
+    if pending.target.kind == "feed" and site is not None and site.feed_max_days is not None:
         return None
     document = (pending.target, pending.base.url, pending.coding, pending.sized)
     return Answers.key(document, [source.name for source in pending.sources], whole)
@@ -906,6 +920,36 @@ def _kept(chunks: Iterator[bytes], cache: PageCache, key: str) -> Iterator[bytes
         cache_set(cache, key, b"".join(parts))
 
 
+def feed_reply(
+    site: Site[S], pending: Pending[S], memo: Hashable | None, items: Sequence[Recent]
+) -> Reply:
+    """The answer to a request for the feed of recent changes, ``items`` found.
+
+    The feed is small (``feed_size`` entries), so it is rendered whole: its ETag is the
+    digest of its bytes, its Last-Modified the newest change, and it is sent with its
+    length. With ``memo`` (every source fingerprinted) the answer is remembered and
+    the bytes cached, so that the next requests cost what a page's do.
+    """
+    document = render_feed(pending.base, items)
+    headers = [("Content-Type", ATOM_TYPE)]
+    if site.gzip:
+        headers.append(("Vary", "Accept-Encoding"))
+    data = document
+    if pending.coding == "gzip":
+        headers.append(("Content-Encoding", "gzip"))
+        data = b"".join(gzip_chunks(iter([document])))
+    headers.append(("Cache-Control", site.cache_control))
+    etag = digest_etag(pending.identity, hashlib.sha256(document).digest(), pending.coding)
+    newest = items[0].instant if items else None
+    answer = Answer(headers, etag, newest, cache_key_of(Validators(etag, None)))
+    if memo is not None:
+        site.answers.put(memo, answer)
+        if site.cache is not None and answer.cache_key is not None:
+            cache_set(site.cache, answer.cache_key, data)
+    reply = remembered_reply(pending, answer)
+    return cached_reply(answer, data) if reply is None else reply
+
+
 def respond(
     site: Site[UrlSource],
     method: str,
@@ -925,7 +969,7 @@ def respond(
     if not isinstance(step, Pending):
         return step
     whole = whole_fingerprints(step)
-    memo = answer_key(step, whole)
+    memo = answer_key(step, whole, site)
     answer = None if memo is None else site.answers.get(memo)
     if answer is not None:
         reply = remembered_reply(step, answer)
@@ -935,6 +979,10 @@ def respond(
             hit = cache_get(site.cache, answer.cache_key)
             if hit is not None:
                 return cached_reply(answer, hit)
+    if step.target.kind == "feed":
+        since = cutoff(site.feed_max_days)
+        groups = [source.recent(site.feed_size, since) for source in step.sources]
+        return feed_reply(site, step, memo, merge_recent(groups, site.feed_size))
     recalled = recalled_plan(site, step)
     if recalled is not None:
         answered = _respond_recalled(site, step, *recalled)

@@ -28,6 +28,13 @@ from typing import Any, TypedDict, TypeVar
 
 from .cache import PageCache, check_cache_url
 from .errors import ConfigurationError, shorten
+from .feed import (
+    DEFAULT_FEED_SIZE,
+    FEED_PATH,
+    MAX_FEED_SIZE,
+    check_feed_max_days,
+    check_feed_size,
+)
 from .hosts import LOOPBACK_HOSTS, BasePolicy, BaseURL, check_allowed_hosts
 from .limits import MAX_ROBOTS_BYTES, MAX_SITEMAPS_PER_INDEX, MAX_URLS_PER_SITEMAP
 from .robots import DEFAULT_RULES
@@ -313,6 +320,28 @@ OPTIONS: tuple[Option, ...] = (
         " those paths to the app.",
         check_bool,
     ),
+    _option(
+        "feed",
+        False,
+        _BOOLEANS,
+        f"Serve the Atom feed of recently changed URLs at {FEED_PATH} and list it in"
+        " robots.txt (off by default: it adds a line to every robots.txt).",
+        check_bool,
+    ),
+    _option(
+        "feed_size",
+        DEFAULT_FEED_SIZE,
+        f"a whole number from 1 to {MAX_FEED_SIZE:,}",
+        "The most URLs the feed lists (the most recently changed).",
+        check_feed_size,
+    ),
+    _option(
+        "feed_max_days",
+        None,
+        "None or a number of days above 0",
+        "Leave out of the feed the URLs changed longer ago than this; None: no limit.",
+        check_feed_max_days,
+    ),
 )
 
 _BY_NAME = {option.name: option for option in OPTIONS}
@@ -333,6 +362,9 @@ class SettingsArguments(TypedDict, total=False):
     index_size: int
     extra_sitemaps: Sequence[str]
     html: bool | str
+    feed: bool | str
+    feed_size: int
+    feed_max_days: float | None
 
 
 @dataclass(frozen=True)
@@ -357,6 +389,9 @@ class Settings:
     index_size: int = MAX_SITEMAPS_PER_INDEX
     extra_sitemaps: tuple[str, ...] = ()
     html: bool = True
+    feed: bool = False
+    feed_size: int = DEFAULT_FEED_SIZE
+    feed_max_days: float | None = None
 
     def __post_init__(self) -> None:
         for option in OPTIONS:
@@ -413,6 +448,9 @@ class Settings:
             index_size=self.index_size,
             extra_sitemaps=self.extra_sitemaps,
             html=self.html,
+            feed=self.feed,
+            feed_size=self.feed_size,
+            feed_max_days=self.feed_max_days,
         )
 
     def base_policy(self) -> BasePolicy:

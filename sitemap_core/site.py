@@ -29,6 +29,7 @@ from .answers import Answers
 from .cache import PageCache
 from .entries import Entry, normalise_url
 from .errors import ConfigurationError, InvalidEntryError
+from .feed import DEFAULT_FEED_SIZE, FEED_PATH, check_feed_max_days, check_feed_size
 from .hosts import BaseURL
 from .html import HtmlEncoder, HtmlIndexEncoder, HtmlView
 from .http import HTML, TEXT, XML
@@ -66,7 +67,7 @@ __all__ = [
 
 logger = logging.getLogger("sitemap_core")
 
-Format = Literal["xml", "txt", "html"]
+Format = Literal["xml", "txt", "html", "atom"]
 
 ROBOTS_PATH = "/robots.txt"
 _ROOT = re.compile(r"/sitemap\.(xml|txt|html)(\.gz)?")
@@ -110,9 +111,9 @@ S = TypeVar("S", bound=Named)
 @dataclass(frozen=True)
 class Target:
     """What a path names: robots.txt, the root sitemap, page ``page`` of ``source``,
-    or (kind "index") part ``page`` of a split index."""
+    (kind "index") part ``page`` of a split index, or the feed of recent changes."""
 
-    kind: Literal["robots", "root", "page", "index"]
+    kind: Literal["robots", "root", "page", "index", "feed"]
     fmt: Format = "xml"
     source: str = ""
     page: int = 0
@@ -124,6 +125,8 @@ class Target:
         """The canonical path of the uncompressed document."""
         if self.kind == "robots":
             return ROBOTS_PATH
+        if self.kind == "feed":
+            return FEED_PATH
         if self.kind == "root":
             return f"/sitemap.{self.fmt}"
         if self.kind == "index":
@@ -254,6 +257,9 @@ class Site(Generic[S]):
         index_size: int = MAX_SITEMAPS_PER_INDEX,
         extra_sitemaps: Sequence[str] = (),
         html: bool = True,
+        feed: bool = False,
+        feed_size: int = DEFAULT_FEED_SIZE,
+        feed_max_days: float | None = None,
     ) -> None:
         check_page_size(page_size)
         if not isinstance(html, bool):
@@ -266,6 +272,12 @@ class Site(Generic[S]):
         if duplicated:
             raise ConfigurationError(f"source names must be unique; repeated: {duplicated}")
         self.sources = {source.name: source for source in sources}
+        if not isinstance(feed, bool):
+            raise ConfigurationError(f"feed must be True or False, got {feed!r}")
+        #: Serve the feed of recent changes (see :mod:`sitemap_core.feed`).
+        self.feed = feed
+        self.feed_size = check_feed_size(feed_size, "feed_size")
+        self.feed_max_days = check_feed_max_days(feed_max_days, "feed_max_days")
         self.page_size = page_size
         self.robots_rules = robots_rules
         self.same_host_only = same_host_only
@@ -302,6 +314,8 @@ class Site(Generic[S]):
     def _match(self, path: str) -> Target | None:
         if path == ROBOTS_PATH:
             return Target("robots")
+        if path == FEED_PATH:
+            return Target("feed", "atom") if self.feed else None
         root = _ROOT.fullmatch(path)
         target: Target | None = None
         if root is not None:
@@ -320,7 +334,7 @@ class Site(Generic[S]):
 
     def sources_to_count(self, target: Target) -> list[S]:
         """The sources whose counts :meth:`plan` needs for ``target``."""
-        if target.kind in ("root", "index", "robots"):
+        if target.kind in ("root", "index", "robots", "feed"):
             return list(self.sources.values())
         if target.kind == "page" and target.source in self.sources:
             return [self.sources[target.source]]
@@ -362,8 +376,16 @@ class Site(Generic[S]):
 
     def robots(self, base: BaseURL, index_parts: int = 1) -> str:
         """The robots.txt body of a site that has none of its own."""
-        urls = sitemap_urls(base, index_parts, self.extra_sitemaps)
-        return robots_txt(urls, self.robots_rules)
+        return robots_txt(self.sitemap_urls(base, index_parts), self.robots_rules)
+
+    def _feed_link(self) -> str | None:
+        # The HTML view's link to the feed (relative, as its other links are).
+        return _sibling(FEED_PATH) if self.feed else None
+
+    def sitemap_urls(self, base: BaseURL, index_parts: int = 1) -> list[str]:
+        """The URLs robots.txt lists: the index (parts), the feed, the extra ones."""
+        feed = [base.join(FEED_PATH)] if self.feed else []
+        return sitemap_urls(base, index_parts, [*feed, *self.extra_sitemaps])
 
     def index_capacity(self, base: BaseURL) -> int:
         """How many children one ``<sitemapindex>`` file of this site holds.
@@ -413,7 +435,7 @@ class Site(Generic[S]):
             if html:
                 summary = f"{total:,} URLs in one sitemap"
                 links = [("XML", _sibling("/sitemap.xml"))]
-                view = HtmlView(f"Sitemap of {base.url}", summary, links)
+                view = HtmlView(f"Sitemap of {base.url}", summary, links, feed=self._feed_link())
             return Plan[S](kind, slices, origin=origin, view=view)
         if target.fmt == "txt":
             return None  # text sitemaps have no index form; the pages are listed in XML
@@ -445,7 +467,7 @@ class Site(Generic[S]):
                 links.append(("Previous part", _sibling(index_part_path(number - 1, "html"))))
             if number < parts:
                 links.append(("Next part", _sibling(index_part_path(number + 1, "html"))))
-            view = HtmlView(title, summary, links, (number - 1) * capacity + 1)
+            view = HtmlView(title, summary, links, (number - 1) * capacity + 1, self._feed_link())
         return Plan[S]("index", child_ranges=part, view=view)
 
     def _page_view(
@@ -468,7 +490,7 @@ class Site(Generic[S]):
             links.append(("Next page", _sibling(self.page_path(name, number + 1, "html"))))
         title = f"Sitemap: {name}, page {number} of {pages}"
         summary = f"URLs {start + 1:,} to {stop:,} of {counts[name]:,}"
-        return HtmlView(title, summary, links, start + 1)
+        return HtmlView(title, summary, links, start + 1, self._feed_link())
 
 
 def _sibling(path: str) -> str:

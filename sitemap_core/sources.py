@@ -21,13 +21,16 @@ from __future__ import annotations
 
 import inspect
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator, Sized
 from dataclasses import dataclass
+from datetime import datetime
 from itertools import islice
 from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from .entries import Entry, normalise_lastmod
 from .errors import ConfigurationError, InvalidEntryError
+from .feed import NewestEntries, Recent
 from .limits import MAX_SITEMAP_BYTES, MAX_URLS_PER_SITEMAP
 from .newsroom import news_epoch
 from .rows import Row, RowBatch, entry_from_row
@@ -179,12 +182,14 @@ class UrlSource:
         fingerprint: RangeFact | None = None,
         newest: RangeFact | None = None,
         limits: Limits | None = None,
+        recent: Callable[[int], Iterable[Item] | None] | None = None,
     ) -> None:
         self.name = name
         self._count = count
         self._entries = entries
         self._fingerprint = fingerprint
         self._newest = newest
+        self._recent = recent
         self.limits = limits or Limits()
 
     @classmethod
@@ -199,12 +204,15 @@ class UrlSource:
         page_size: int | None = None,
         max_entry_bytes: int | None = None,
         news: bool = False,
+        recent: Callable[[int], Iterable[Item] | None] | None = None,
     ) -> UrlSource:
         """Adapt a sliceable object or a callable returning an iterable.
 
         ``fingerprint`` and ``newest`` (or methods of those names on a sliceable) make
         caching cheap; see :meth:`fingerprint` and :meth:`newest`. Each takes no
-        argument (the whole source) or ``(start, stop)`` (one page).
+        argument (the whole source) or ``(start, stop)`` (one page). ``recent`` (or a
+        ``recent`` method) lists the source's most recent changes for the feed; see
+        :meth:`recent`.
 
         Raises :class:`ConfigurationError` at registration time for anything else
         (notably a generator *object*, which could be iterated only once).
@@ -216,6 +224,7 @@ class UrlSource:
             "fingerprint": range_fact(name, "fingerprint", fingerprint, obj),
             "newest": range_fact(name, "newest", newest, obj),
             "limits": Limits(page_size, max_entry_bytes, news),
+            "recent": recent_lister(name, recent, obj),
         }
         if isinstance(obj, Sliceable) and not isinstance(obj, str | bytes):
             sliceable = obj
@@ -280,6 +289,26 @@ class UrlSource:
         value = self._newest(start, stop)
         return None if value is None else normalise_lastmod(value)
 
+    def recent(self, limit: int, since: datetime | None = None) -> list[Recent]:
+        """The source's ``limit`` most recently changed dated entries (changed after
+        ``since``), newest first, for the feed of recent changes.
+
+        From the source's own ``recent(limit)`` when it has one (which returns at most
+        ``limit`` items, newest first, validated here as any entry is, or None when it
+        cannot tell); otherwise from one walk of all its entries keeping the newest (see
+        :class:`~sitemap_core.feed.NewestEntries`).
+        """
+        kept = NewestEntries(limit, since)
+        listed = None if self._recent is None else self._recent(limit)
+        if listed is not None:
+            kept.add(coerce_batch(list(islice(iter(listed), limit)), self.name))
+            return kept.newest_first()
+        # One walk to the end, without counting first (a count of a plain generator
+        # is a walk of its own).
+        for batch in self.batches(0, sys.maxsize):
+            kept.add(batch)
+        return kept.newest_first()
+
     def entries(self, start: int, stop: int) -> Iterator[Item]:
         """Return an iterator over the items in ``[start, stop)``."""
         return iter(self._entries(start, stop))
@@ -301,6 +330,18 @@ class UrlSource:
 
 #: A per-range fact of a source: ``fact(start, stop)``.
 RangeFact = Callable[[int, int], Any]
+
+
+def recent_lister(
+    name: str, given: Callable[[int], Iterable[Item] | None] | None, obj: object
+) -> Callable[[int], Iterable[Item] | None] | None:
+    """``recent=`` if given, else the object's own ``recent`` method, else None."""
+    if given is not None:
+        if not callable(given):
+            raise ConfigurationError(f"recent= of source {name!r} must be a callable")
+        return given
+    method = getattr(obj, "recent", None)
+    return method if callable(method) and not inspect.isclass(obj) else None
 
 
 def range_fact(

@@ -157,8 +157,23 @@ def check_served(app: Any) -> None:
         content_type = {name.lower(): value for name, value in headers.items()}["content-type"]
         assert content_type == "application/xml; charset=utf-8", content_type
         documents = read_sitemap(fetch)
+        if b"/sitemap-recent.atom" in fetch("/robots.txt")[2]:
+            check_feed(fetch, documents)
     # Last: without the schemas this skips, after everything else was checked.
     validate_all(documents)
+
+
+def check_feed(fetch: Fetch, documents: list[tuple[str, bytes]]) -> None:
+    """The feed robots.txt lists is Atom whose every URL the sitemap lists."""
+    status, _, body = fetch("/sitemap-recent.atom")
+    assert status == 200, body[:2000]
+    root = etree.fromstring(body)
+    assert root.tag == "{http://www.w3.org/2005/Atom}feed"
+    listed = set()
+    for _, document in documents:
+        listed.update(etree.fromstring(document).itertext())
+    links = root.findall("{http://www.w3.org/2005/Atom}entry/{http://www.w3.org/2005/Atom}link")
+    assert links and all(link.get("href") in listed for link in links)
 
 
 def serves_django_sitemap(namespace: dict[str, Any]) -> bool:

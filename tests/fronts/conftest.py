@@ -71,6 +71,9 @@ SETTINGS = (
     "cache_control",
     "gzip",
     "html",
+    "feed",
+    "feed_size",
+    "feed_max_days",
 )
 
 
@@ -170,6 +173,9 @@ def build_flask_app(
     cache_control: str | None = None,
     gzip: bool | None = None,
     html: bool | None = None,
+    feed: bool | None = None,
+    feed_size: Any = None,
+    feed_max_days: Any = None,
 ) -> Flask:
     """A Flask app with the ``Sitemapper`` extension serving ``sources``."""
     app = Flask("conformance_flask")
@@ -191,6 +197,12 @@ def build_flask_app(
         app.config["SITEMAP_GZIP"] = gzip
     if html is not None:
         app.config["SITEMAP_HTML"] = html
+    if feed is not None:
+        app.config["SITEMAP_FEED"] = feed
+    if feed_size is not None:
+        app.config["SITEMAP_FEED_SIZE"] = feed_size
+    if feed_max_days is not None:
+        app.config["SITEMAP_FEED_MAX_DAYS"] = feed_max_days
 
     @app.get("/")
     def hello() -> str:
@@ -228,6 +240,9 @@ def build_wsgi_app(
     cache_control: str | None = None,
     gzip: bool | None = None,
     html: bool | None = None,
+    feed: bool | None = None,
+    feed_size: Any = None,
+    feed_max_days: Any = None,
 ) -> SitemapMiddleware:
     """``SitemapMiddleware`` serving ``sources`` in front of :func:`hello_wsgi_app`."""
     options = given(
@@ -237,6 +252,9 @@ def build_wsgi_app(
         cache_control=cache_control,
         gzip=gzip,
         html=html,
+        feed=feed,
+        feed_size=feed_size,
+        feed_max_days=feed_max_days,
     )
     return SitemapMiddleware(
         hello_wsgi_app(app_robots),
@@ -263,6 +281,9 @@ def build_asgi_app(
     cache_control: str | None = None,
     gzip: bool | None = None,
     html: bool | None = None,
+    feed: bool | None = None,
+    feed_size: Any = None,
+    feed_max_days: Any = None,
 ) -> asgi_sitemap.SitemapMiddleware:
     """``asgi_sitemap.SitemapMiddleware`` serving ``sources`` before :func:`hello_asgi_app`."""
     options = given(
@@ -272,6 +293,9 @@ def build_asgi_app(
         cache_control=cache_control,
         gzip=gzip,
         html=html,
+        feed=feed,
+        feed_size=feed_size,
+        feed_max_days=feed_max_days,
     )
     return asgi_sitemap.SitemapMiddleware(
         hello_asgi_app(app_robots),

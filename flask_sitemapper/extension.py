@@ -43,6 +43,10 @@ Configuration (``app.config``), with defaults:
     The most URLs the feed lists, 1 to 50,000 (the most recently changed).
 ``SITEMAP_FEED_MAX_DAYS`` (None)
     Leave out of the feed the URLs changed longer ago than this many days.
+``SITEMAP_INDEXNOW_KEY`` / ``SITEMAP_INDEXNOW_KEY_FILE`` (None)
+    The site's IndexNow key, or a file keeping it (made with a new key if missing):
+    served at ``/<key>.txt`` and used by ``flask sitemap indexnow``. Read at
+    ``init_app``.
 ``SITEMAP_EXTRA_SITEMAPS`` (``()``)
     More absolute sitemap URLs for robots.txt to list after ours (another host's
     sitemap this host vouches for, a static file).
@@ -95,6 +99,7 @@ from sitemap_core.entries import ChangeFreq, LastmodInput
 from sitemap_core.feed import FEED_PATH
 from sitemap_core.hosts import LOOPBACK_HOSTS, check_allowed_hosts
 from sitemap_core.http import ALLOWED_METHODS, Reply, method_not_allowed, not_found, plain_text
+from sitemap_core.indexnow import key_file_path
 from sitemap_core.params import Languages
 from sitemap_core.serve import (
     answer_robots,
@@ -107,6 +112,7 @@ from sitemap_core.serve import (
 from sitemap_core.settings import FLASK_PREFIX, OPTIONS, Settings
 from sitemap_core.sources import check_name
 
+from .commands import sitemap_commands
 from .compat import (
     PAGE_ARGUMENT,
     ChangefreqArgument,
@@ -184,6 +190,8 @@ class _AppState:
     cache: PageCache | None = None
     #: Methods of the app's own variable-free rules by path, once its routes are final.
     own_paths: dict[str, frozenset[str]] | None = None
+    #: The Sitemapper this state belongs to (the commands find the sitemap by the app).
+    owner: Sitemapper | None = None
 
 
 class Sitemapper:
@@ -249,12 +257,17 @@ class Sitemapper:
             return
         app.extensions[_EXTENSION_KEY] = state
         state.routes = True
+        state.owner = self
+        app.cli.add_command(sitemap_commands)
         converter = "sitemapper_root" if settings.html else "sitemapper_root_xt"
         app.url_map.converters[converter] = _CONVERTERS[converter]
         rules = [f"/sitemap.<{converter}:document>"]
         rules += [rule for rule in _PAGE_RULES if settings.html or ".html" not in rule]
         if settings.feed:
             rules.append(FEED_PATH)
+        key = settings.indexnow()
+        if key is not None:
+            rules.append(key_file_path(key))
         endpoints = []
         for index, rule in enumerate(rules):
             endpoint = f"sitemapper.sitemap_{index}"

@@ -41,6 +41,7 @@ from .http import (
     not_found,
     plain_text,
 )
+from .indexnow import key_file_body
 from .known import WHOLE
 from .limits import CHUNK_BYTES
 from .newsroom import check_news
@@ -280,6 +281,10 @@ def begin(
     if method not in ALLOWED_METHODS:
         return method_not_allowed()
     head = method == "HEAD"
+    if target.kind == "indexnow" and site.indexnow_key is not None:
+        # The IndexNow key file: the key, as the protocol asks, on any host (it proves
+        # nothing but that whoever runs this site chose the key).
+        return _small(key_file_body(site.indexnow_key), request, head, site.cache_control)
     try:
         base = base_url()
     except UntrustedHostError as exc:

@@ -21,6 +21,7 @@ read by its truth value, which made ``"false"`` mean True.
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
@@ -36,6 +37,7 @@ from .feed import (
     check_feed_size,
 )
 from .hosts import LOOPBACK_HOSTS, BasePolicy, BaseURL, check_allowed_hosts
+from .indexnow import check_key, load_or_create_key
 from .limits import MAX_ROBOTS_BYTES, MAX_SITEMAPS_PER_INDEX, MAX_URLS_PER_SITEMAP
 from .robots import DEFAULT_RULES
 from .site import (
@@ -191,6 +193,24 @@ def _check_cache(value: object, name: str) -> PageCache | str | bool | None:
     raise _refused(name, value, "is not a cache", _CACHE)
 
 
+def _check_indexnow_key(value: object, name: str) -> str | None:
+    return None if value is None else check_key(value, name)
+
+
+def _check_indexnow_key_file(value: object, name: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str | os.PathLike) or not os.fspath(value):
+        raise _refused(name, value, "is not a file path", "None or the path of a file")
+    path = os.fspath(value)
+    if not isinstance(path, str):
+        raise _refused(name, value, "is not a text path", "None or the path of a file")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise _refused(name, value, f"is in a folder that does not exist ({folder})", "a path")
+    return path
+
+
 @dataclass(frozen=True)
 class Option:
     """One setting: how each front spells it, its default and its one check."""
@@ -342,6 +362,22 @@ OPTIONS: tuple[Option, ...] = (
         "Leave out of the feed the URLs changed longer ago than this; None: no limit.",
         check_feed_max_days,
     ),
+    _option(
+        "indexnow_key",
+        None,
+        "None or an IndexNow key: 8 to 128 characters of a-z, A-Z, 0-9 and '-'",
+        "The site's IndexNow key, served at /<key>.txt and used by the indexnow command"
+        " (see docs/feed.md).",
+        _check_indexnow_key,
+    ),
+    _option(
+        "indexnow_key_file",
+        None,
+        "None or the path of a file holding the key (created with a new key if missing)",
+        "Where the IndexNow key is kept, for sites that let it be generated once; give"
+        " this or indexnow_key, not both.",
+        _check_indexnow_key_file,
+    ),
 )
 
 _BY_NAME = {option.name: option for option in OPTIONS}
@@ -365,6 +401,8 @@ class SettingsArguments(TypedDict, total=False):
     feed: bool | str
     feed_size: int
     feed_max_days: float | None
+    indexnow_key: str | None
+    indexnow_key_file: str | None
 
 
 @dataclass(frozen=True)
@@ -392,11 +430,25 @@ class Settings:
     feed: bool = False
     feed_size: int = DEFAULT_FEED_SIZE
     feed_max_days: float | None = None
+    indexnow_key: str | None = None
+    indexnow_key_file: str | None = None
 
     def __post_init__(self) -> None:
         for option in OPTIONS:
             value = option.check(getattr(self, option.name), option.spelt(flask=False))
             object.__setattr__(self, option.name, value)
+        if self.indexnow_key is not None and self.indexnow_key_file is not None:
+            raise ConfigurationError(
+                "give indexnow_key (SITEMAP_INDEXNOW_KEY) or indexnow_key_file"
+                " (SITEMAP_INDEXNOW_KEY_FILE), not both"
+            )
+
+    def indexnow(self) -> str | None:
+        """The IndexNow key: :attr:`indexnow_key`, else the one kept in
+        :attr:`indexnow_key_file` (made there on first use), else None."""
+        if self.indexnow_key_file is not None:
+            return load_or_create_key(self.indexnow_key_file)
+        return self.indexnow_key
 
     @classmethod
     def from_arguments(cls, arguments: Mapping[str, object]) -> Settings:
@@ -451,6 +503,7 @@ class Settings:
             feed=self.feed,
             feed_size=self.feed_size,
             feed_max_days=self.feed_max_days,
+            indexnow_key=self.indexnow(),
         )
 
     def base_policy(self) -> BasePolicy:

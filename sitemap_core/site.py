@@ -33,6 +33,7 @@ from .feed import DEFAULT_FEED_SIZE, FEED_PATH, check_feed_max_days, check_feed_
 from .hosts import BaseURL
 from .html import HtmlEncoder, HtmlIndexEncoder, HtmlView
 from .http import HTML, TEXT, XML
+from .indexnow import check_key, key_file_path
 from .known import Known
 from .limits import (
     MAX_NEWS_URLS,
@@ -113,7 +114,7 @@ class Target:
     """What a path names: robots.txt, the root sitemap, page ``page`` of ``source``,
     (kind "index") part ``page`` of a split index, or the feed of recent changes."""
 
-    kind: Literal["robots", "root", "page", "index", "feed"]
+    kind: Literal["robots", "root", "page", "index", "feed", "indexnow"]
     fmt: Format = "xml"
     source: str = ""
     page: int = 0
@@ -127,6 +128,8 @@ class Target:
             return ROBOTS_PATH
         if self.kind == "feed":
             return FEED_PATH
+        if self.kind == "indexnow":
+            return "/indexnow-key.txt"  # the key itself is no part of the path's name
         if self.kind == "root":
             return f"/sitemap.{self.fmt}"
         if self.kind == "index":
@@ -260,6 +263,7 @@ class Site(Generic[S]):
         feed: bool = False,
         feed_size: int = DEFAULT_FEED_SIZE,
         feed_max_days: float | None = None,
+        indexnow_key: str | None = None,
     ) -> None:
         check_page_size(page_size)
         if not isinstance(html, bool):
@@ -278,6 +282,9 @@ class Site(Generic[S]):
         self.feed = feed
         self.feed_size = check_feed_size(feed_size, "feed_size")
         self.feed_max_days = check_feed_max_days(feed_max_days, "feed_max_days")
+        #: The IndexNow key served at ``/<key>.txt`` (see :mod:`sitemap_core.indexnow`).
+        self.indexnow_key = None if indexnow_key is None else check_key(indexnow_key)
+        self._key_path = None if indexnow_key is None else key_file_path(indexnow_key)
         self.page_size = page_size
         self.robots_rules = robots_rules
         self.same_host_only = same_host_only
@@ -316,6 +323,8 @@ class Site(Generic[S]):
             return Target("robots")
         if path == FEED_PATH:
             return Target("feed", "atom") if self.feed else None
+        if path == self._key_path:
+            return Target("indexnow", "txt")
         root = _ROOT.fullmatch(path)
         target: Target | None = None
         if root is not None:

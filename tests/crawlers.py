@@ -331,6 +331,10 @@ def scrapy_page_urls(homepage: str) -> list[str]:
                 pages.extend(locs)
             elif kind == "sitemapindex":
                 stack.extend((loc, url, depth + 1) for loc in reversed(locs))
+            elif kind == "feed":
+                # An Atom feed listed in robots.txt (a site's feed of recent changes):
+                # SitemapSpider reads only urlset and sitemapindex and passes it over.
+                continue
             else:
                 raise AssertionError(
                     f"{url}: root element is <{kind}>, not <urlset> or <sitemapindex>"

@@ -183,6 +183,10 @@ app.add_middleware(
     # URLs per child sitemap: the protocol's 50,000 unless SITEMAP_PAGE_SIZE says less
     # (smaller pages are quicker to browse at /sitemap.html).
     page_size=int(os.environ.get("SITEMAP_PAGE_SIZE") or 50_000),
+    # The feed of recent changes (/sitemap-recent.atom), and an IndexNow key kept
+    # beside the database (made on first start, served at /<key>.txt).
+    feed=True,
+    indexnow_key_file=str(DATABASE.with_name(f"{DATABASE.stem}-indexnow.key")),
 )
 
 

@@ -133,6 +133,10 @@ posts = SQLiteSource(
 
 create_database(DATABASE)
 app = Flask(__name__)
+# The feed of recent changes (/sitemap-recent.atom), and an IndexNow key kept beside
+# the database (made on first start, served at /<key>.txt) for `flask sitemap indexnow`.
+app.config["SITEMAP_FEED"] = True
+app.config["SITEMAP_INDEXNOW_KEY_FILE"] = str(DATABASE.with_name(f"{DATABASE.stem}-indexnow.key"))
 app.config.from_prefixed_env()  # FLASK_SITEMAP_BASE_URL -> SITEMAP_BASE_URL
 sitemapper = Sitemapper(app)
 sitemapper.add_source("posts", posts)

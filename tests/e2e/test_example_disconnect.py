@@ -52,8 +52,16 @@ def _threads(pids: list[int]) -> dict[int, int]:
 
 
 def _open_files(pids: list[int], database: Path) -> dict[int, int]:
-    """How many file descriptors of each process point at ``database``."""
-    target = str(database.resolve())
+    """How many connections to ``database`` each process holds, by its descriptors.
+
+    The examples' databases use write-ahead logging: each open connection holds one
+    descriptor of the ``-wal`` file, closed with it. (The database file's own are not
+    a count of connections there: while one connection holds its shared lock, SQLite
+    keeps a closed connection's descriptor of that file for reuse, as POSIX locks
+    belong to the process, not the descriptor.)
+    """
+    wal = database.with_name(database.name + "-wal")
+    target = str((wal if wal.exists() else database).resolve())
     counts = {}
     for pid in pids:
         held = 0

@@ -65,7 +65,8 @@ def test_robots_txt_keeps_its_rules_and_declares_the_index(
     assert response.text.startswith(served.site.robots_text), response.text
     lines = response.text.splitlines()
     assert [line for line in lines if line.lower().startswith("sitemap:")] == [
-        f"Sitemap: {served.base_url}/sitemap.xml"
+        f"Sitemap: {served.base_url}/sitemap.xml",
+        f"Sitemap: {served.base_url}/sitemap-recent.atom",  # the examples serve the feed
     ]
     assert "User-agent: *" in lines
 

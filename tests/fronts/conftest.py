@@ -74,6 +74,7 @@ SETTINGS = (
     "feed",
     "feed_size",
     "feed_max_days",
+    "indexnow_key",
 )
 
 
@@ -176,6 +177,7 @@ def build_flask_app(
     feed: bool | None = None,
     feed_size: Any = None,
     feed_max_days: Any = None,
+    indexnow_key: str | None = None,
 ) -> Flask:
     """A Flask app with the ``Sitemapper`` extension serving ``sources``."""
     app = Flask("conformance_flask")
@@ -203,6 +205,8 @@ def build_flask_app(
         app.config["SITEMAP_FEED_SIZE"] = feed_size
     if feed_max_days is not None:
         app.config["SITEMAP_FEED_MAX_DAYS"] = feed_max_days
+    if indexnow_key is not None:
+        app.config["SITEMAP_INDEXNOW_KEY"] = indexnow_key
 
     @app.get("/")
     def hello() -> str:
@@ -243,6 +247,7 @@ def build_wsgi_app(
     feed: bool | None = None,
     feed_size: Any = None,
     feed_max_days: Any = None,
+    indexnow_key: str | None = None,
 ) -> SitemapMiddleware:
     """``SitemapMiddleware`` serving ``sources`` in front of :func:`hello_wsgi_app`."""
     options = given(
@@ -255,6 +260,7 @@ def build_wsgi_app(
         feed=feed,
         feed_size=feed_size,
         feed_max_days=feed_max_days,
+        indexnow_key=indexnow_key,
     )
     return SitemapMiddleware(
         hello_wsgi_app(app_robots),
@@ -284,6 +290,7 @@ def build_asgi_app(
     feed: bool | None = None,
     feed_size: Any = None,
     feed_max_days: Any = None,
+    indexnow_key: str | None = None,
 ) -> asgi_sitemap.SitemapMiddleware:
     """``asgi_sitemap.SitemapMiddleware`` serving ``sources`` before :func:`hello_asgi_app`."""
     options = given(
@@ -296,6 +303,7 @@ def build_asgi_app(
         feed=feed,
         feed_size=feed_size,
         feed_max_days=feed_max_days,
+        indexnow_key=indexnow_key,
     )
     return asgi_sitemap.SitemapMiddleware(
         hello_asgi_app(app_robots),

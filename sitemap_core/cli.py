@@ -1,0 +1,265 @@
+"""The ``sitemap`` command: work on the sitemap of an app from a shell or a cron job.
+
+``sitemap indexnow APP --state FILE`` submits to IndexNow the URLs changed since the
+last successful submission (see :mod:`sitemap_core.indexnow`). ``APP`` is
+``module:attribute``, as for gunicorn and uvicorn: a Flask app with the extension, or
+any WSGI / ASGI app with the package's middleware somewhere in its stack (Starlette's
+``Middleware`` list and FastAPI's ``add_middleware`` included). Flask apps also get the
+same commands as ``flask sitemap ...``.
+
+The core imports no framework: the module of each front is imported here only when
+the app given is of that front, to read its sitemap (see :class:`Served`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, TextIO
+from urllib.parse import urlsplit
+
+from .errors import ConfigurationError, SitemapError
+from .feed import Recent
+from .hosts import BaseURL
+from .indexnow import (
+    DEFAULT_ENDPOINT,
+    MAX_URLS_PER_SUBMISSION,
+    SubmissionState,
+    check_endpoint,
+    check_host,
+    load_state,
+    save_state,
+    submit_changed,
+)
+
+__all__ = ["Served", "find_served", "indexnow", "load_app", "main"]
+
+
+@dataclass(frozen=True)
+class Served:
+    """What the commands need of an app's sitemap, whatever its front."""
+
+    #: How the app was found, for messages ("Flask app 'shop'").
+    label: str
+    #: The base URL its sitemap's URLs live under.
+    base: BaseURL
+    #: The app's IndexNow key, if it has one.
+    indexnow_key: str | None
+    #: ``recent(limit, since)``: the newest changes across its sources, newest first.
+    recent: Callable[[int, datetime | None], list[Recent]]
+
+
+class CommandError(SitemapError):
+    """A command cannot do what it was asked: the message says why and what to do."""
+
+
+def load_app(spec: str) -> object:
+    """The object named by ``module:attribute`` (the current folder importable first,
+    as the servers do)."""
+    module_name, colon, attribute = spec.partition(":")
+    if not colon or not module_name or not attribute:
+        raise CommandError(f"APP must be module:attribute (as 'app:app'), got {spec!r}")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise CommandError(f"cannot import {module_name!r}: {exc}") from None
+    found: object = module
+    for name in attribute.split("."):
+        try:
+            found = getattr(found, name)
+        except AttributeError:
+            raise CommandError(f"module {module_name!r} has no {attribute!r}") from None
+    return found
+
+
+def find_served(app: object, base_url: str | None = None) -> Served:
+    """The sitemap served by ``app`` (see the module), with ``base_url`` if given,
+    else the one its settings name."""
+    base = None if base_url is None else BaseURL.parse(base_url)
+    candidate: Any
+    for candidate in _stack(app):
+        flask_app = _flask_with_sitemapper(candidate)
+        if flask_app is not None:
+            from flask_sitemapper.commands import flask_served  # the app uses Flask
+
+            return flask_served(flask_app, base)
+        module = type(candidate).__module__
+        if type(candidate).__name__ == "SitemapMiddleware" and module.startswith("flask_"):
+            from flask_sitemapper.commands import wsgi_served
+
+            return wsgi_served(candidate, base)
+        if type(candidate).__name__ == "SitemapMiddleware" and module.startswith("asgi_"):
+            from asgi_sitemap.commands import asgi_served
+
+            return asgi_served(candidate, base)
+    raise CommandError(
+        f"{app!r} serves no sitemap of this package: give a Flask app with a Sitemapper,"
+        " or an app with flask_sitemapper.SitemapMiddleware or"
+        " asgi_sitemap.SitemapMiddleware in its stack"
+    )
+
+
+def _stack(app: object) -> Iterator[object]:
+    # The app, then what it wraps: Flask's wsgi_app, a middleware's app, Starlette's
+    # middleware stack (built here if the app has not served yet).
+    seen: set[int] = set()
+    pending = [app]
+    while pending:
+        candidate = pending.pop(0)
+        if id(candidate) in seen or candidate is None:
+            continue
+        seen.add(id(candidate))
+        yield candidate
+        build = getattr(candidate, "build_middleware_stack", None)
+        if callable(build) and getattr(candidate, "middleware_stack", None) is None:
+            pending.append(build())
+        for name in ("middleware_stack", "wsgi_app", "app"):
+            inner = getattr(candidate, name, None)
+            if inner is not None and not isinstance(inner, type):
+                pending.append(inner)
+
+
+def _flask_with_sitemapper(candidate: object) -> Any:
+    extensions = getattr(candidate, "extensions", None)
+    if isinstance(extensions, dict) and "sitemapper" in extensions:
+        return candidate
+    return None
+
+
+class TooManyChangesError(CommandError):
+    """More URLs changed than one run submits."""
+
+
+def indexnow(
+    served: Served,
+    state_path: str,
+    *,
+    endpoint: str = DEFAULT_ENDPOINT,
+    since: datetime | None = None,
+    max_urls: int = 5 * MAX_URLS_PER_SUBMISSION,
+    dry_run: bool = False,
+    out: TextIO | None = None,
+    submit: Callable[..., Any] = submit_changed,
+) -> int:
+    """Submit the URLs of ``served`` changed since the last run; the exit status.
+
+    The first run (no state for this host and key, and no ``since``) submits nothing:
+    it records the time, and the next runs submit what changed after it (a whole site
+    is found by crawling its sitemap, which robots.txt lists). More than ``max_urls``
+    changes is an error, not a silent cut: run more often, or raise the bound.
+    """
+    out = out or sys.stdout  # the stream of the moment (a test's, click's runner's)
+    key = served.indexnow_key
+    if key is None:
+        raise CommandError(
+            f"{served.label} has no IndexNow key: set SITEMAP_INDEXNOW_KEY or"
+            " SITEMAP_INDEXNOW_KEY_FILE (indexnow_key= / indexnow_key_file= on the"
+            " middlewares), and deploy it so that its key file is served"
+        )
+    host = check_host(urlsplit(served.base.url).netloc)
+    endpoint = check_endpoint(endpoint, "--endpoint")
+    now = datetime.now(UTC)
+    state = load_state(state_path)
+    if since is None and (state is None or not state.applies_to(host, key)):
+        if not dry_run:
+            save_state(state_path, SubmissionState(now, host, key))
+        print(
+            f"IndexNow: no earlier submission for {host} in {state_path}; recorded"
+            f" {now.isoformat()} as the start: the next runs submit what changes after it",
+            file=out,
+        )
+        return 0
+    after = since if since is not None else state.submitted_at if state is not None else None
+
+    def changes() -> Iterator[tuple[str, datetime]]:
+        # Read inside submit_changed, after it noted its start time: a change made
+        # while this runs is submitted by the next run, never lost.
+        found = served.recent(max_urls + 1, after)
+        if len(found) > max_urls:
+            raise TooManyChangesError(
+                f"more than {max_urls:,} URLs changed since {after}; nothing was"
+                " submitted: run with a larger --max-urls, or more often"
+            )
+        for item in found:
+            yield item.loc, item.instant
+
+    if dry_run:
+        listed = list(changes())
+        print(f"IndexNow (dry run): {len(listed)} URL(s) changed since {after}", file=out)
+        for url, when in listed:
+            print(f"  {when.isoformat()} {url}", file=out)
+        return 0
+    outcome = submit(
+        changes(), state_path=state_path, host=host, key=key, endpoint=endpoint, since=after
+    )
+    print(outcome.result.summary(), file=out)
+    if not outcome.selected:
+        print(f"IndexNow: nothing changed since {after}", file=out)
+    return 0 if outcome.ok else 1
+
+
+def _since(text: str) -> datetime:
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an ISO 8601 date-time: {text!r}") from None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def _positive(text: str) -> int:
+    try:
+        number = int(text)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"not a positive whole number: {text!r}")
+    return number
+
+
+def add_indexnow_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``indexnow`` (shared with the ``flask sitemap`` group's help)."""
+    parser.add_argument("--state", required=True, help="JSON file keeping the last submission")
+    parser.add_argument("--base-url", help="the site's base URL, if its settings name none")
+    parser.add_argument("--endpoint", default=DEFAULT_ENDPOINT, help="IndexNow endpoint URL")
+    parser.add_argument("--since", type=_since, help="submit changes after this ISO time")
+    parser.add_argument(
+        "--max-urls", type=_positive, default=5 * MAX_URLS_PER_SUBMISSION,
+        help="the most URLs one run submits (more is an error)",
+    )  # fmt: skip
+    parser.add_argument("--dry-run", action="store_true", help="list the URLs, submit nothing")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The ``sitemap`` console script."""
+    parser = argparse.ArgumentParser(
+        prog="sitemap", description="Commands for the sitemap of a Flask, WSGI or ASGI app."
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    submit = commands.add_parser("indexnow", help="submit changed URLs to IndexNow")
+    submit.add_argument("app", metavar="APP", help="module:attribute of the app")
+    add_indexnow_arguments(submit)
+    arguments = parser.parse_args(argv)
+    try:
+        served = find_served(load_app(arguments.app), arguments.base_url)
+        return indexnow(
+            served,
+            arguments.state,
+            endpoint=arguments.endpoint,
+            since=arguments.since,
+            max_urls=arguments.max_urls,
+            dry_run=arguments.dry_run,
+        )
+    except (SitemapError, ConfigurationError) as exc:
+        print(f"sitemap: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -9,6 +9,8 @@ names the setting as the caller spelt it. Nothing else may come out.
 
 from __future__ import annotations
 
+import contextlib
+import tempfile
 from typing import Any
 
 from hypothesis import given, settings
@@ -55,6 +57,13 @@ NAMES = st.sampled_from([option.name for option in OPTIONS])
 def test_any_setting_value_is_refused_by_name_or_serves_valid_documents(
     name: str, value: Any, flask: bool
 ) -> None:
+    # indexnow_key_file writes a new key where it is told: any text is a file name, so
+    # each example runs in a folder of its own, never the project's.
+    with tempfile.TemporaryDirectory() as folder, contextlib.chdir(folder):
+        check_setting(name, value, flask)
+
+
+def check_setting(name: str, value: Any, flask: bool) -> None:
     option = next(option for option in OPTIONS if option.name == name)
     spelt = option.spelt(flask)
     try:

@@ -203,7 +203,7 @@ def _check_indexnow_key_file(value: object, name: str) -> str | None:
     if not isinstance(value, str | os.PathLike) or not os.fspath(value):
         raise _refused(name, value, "is not a file path", "None or the path of a file")
     path = os.fspath(value)
-    if not isinstance(path, str):
+    if not isinstance(path, str) or "\x00" in path:
         raise _refused(name, value, "is not a text path", "None or the path of a file")
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
@@ -447,7 +447,13 @@ class Settings:
         """The IndexNow key: :attr:`indexnow_key`, else the one kept in
         :attr:`indexnow_key_file` (made there on first use), else None."""
         if self.indexnow_key_file is not None:
-            return load_or_create_key(self.indexnow_key_file)
+            try:
+                return load_or_create_key(self.indexnow_key_file)
+            except OSError as exc:  # a folder not writable, a name the system refuses
+                raise ConfigurationError(
+                    f"indexnow_key_file={self.indexnow_key_file!r} (SITEMAP_INDEXNOW_KEY_FILE)"
+                    f" cannot hold a new key: {exc}"
+                ) from None
         return self.indexnow_key
 
     @classmethod

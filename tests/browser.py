@@ -12,8 +12,9 @@ Fixtures (defined in ``tests/conftest.py``, so every test module can ask for the
     A fresh :class:`BrowserPage` (its own browser context: no cookies, cache or history
     from another test), closed after the test.
 ``chromium_browser``
-    The session's :class:`Chromium`, launched once; ``chromium_browser.page(headers=...)``
-    opens more pages, for instance with other request headers.
+    The test module's :class:`Chromium`, launched once per module;
+    ``chromium_browser.page(headers=...)`` opens more pages, for instance with other
+    request headers.
 
 Use them from plain (synchronous) tests: Playwright's sync API refuses to run inside a
 running asyncio loop, so not from ``async def`` tests.

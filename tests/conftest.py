@@ -1,12 +1,13 @@
 """Fixtures and hooks shared by every test folder.
 
 The browser fixtures (see ``browser.py``): ``chromium_browser`` is one headless Chromium
-for the whole session, started only if a test asks for it; ``chromium`` is a fresh tab
+per test module, started only if a test asks for it; ``chromium`` is a fresh tab
 with its own cookies and cache for one test. Both skip without Chromium, and fail instead
 under CI.
 
-A test that needs the XSD schemas when they are absent is skipped by ``xsd.py``, deep in
-whatever helper validated a document; the skip is reported at the test itself.
+A test that needs the XSD schemas (or the Atom grammar's tools) when they are absent is
+skipped by ``xsd.py`` (or ``atom.py``), deep in whatever helper validated a document; the
+skip is reported at the test itself.
 """
 
 from __future__ import annotations
@@ -15,16 +16,23 @@ import os
 from collections.abc import Generator, Iterator
 from pathlib import Path
 
+import atom
 import pytest
 import xsd
 from browser import BrowserPage, Chromium, launch_chromium
 
-_XSD_HELPER = Path(xsd.__file__).resolve()
+#: Helpers whose skips are reported at the test that called them.
+_SKIPPING_HELPERS = {Path(xsd.__file__).resolve(), Path(atom.__file__).resolve()}
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def chromium_browser() -> Iterator[Chromium]:
-    """Headless Chromium, launched once per session on first use."""
+    """Headless Chromium, launched once per test module on first use.
+
+    Not once per session: Playwright's sync API keeps an asyncio loop marked running
+    in the main thread while it is open, and every later test that runs a loop of its
+    own (``anyio.run``, Django's async-safety check) would fail on it.
+    """
     with launch_chromium() as browser:
         yield browser
 
@@ -40,15 +48,15 @@ def chromium(chromium_browser: Chromium) -> Iterator[BrowserPage]:
 def pytest_runtest_makereport(
     item: pytest.Item, call: pytest.CallInfo[None]
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
-    """Report a skip raised inside ``xsd.py`` at the test that needed the schemas.
+    """Report a skip raised inside ``xsd.py`` or ``atom.py`` at the test that needed it.
 
-    Otherwise pytest names the line of ``xsd.py`` that raised it, and hundreds of skips
+    Otherwise pytest names the helper's line that raised it, and hundreds of skips
     point at one helper line instead of at their tests.
     """
     report = yield
     if report.skipped and isinstance(report.longrepr, tuple):
         where, _line, reason = report.longrepr
-        if Path(where).resolve() == _XSD_HELPER:
+        if Path(where).resolve() in _SKIPPING_HELPERS:
             path, line = item.reportinfo()[:2]
             # reportinfo() counts lines from 0, the skip summary from 1.
             report.longrepr = (os.fspath(path), (line or 0) + 1, reason)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from atom import check_atom_rules, check_newest_first, read_feed, validate_atom
 
 from sitemap_core import Entry
 from sitemap_core.feed import FEED_PATH, newest_first
@@ -89,7 +90,15 @@ def test_the_feed_lists_the_newest_first_with_the_sitemaps_lastmods(front: Any) 
     response = client.get(FEED_PATH)
     assert response.status_code == 200
     assert response.headers["content-type"] == "application/atom+xml; charset=utf-8"
+    # As real consumers read it: RFC 4287's grammar and rules, and feedparser.
+    validate_atom(response.content)
+    check_atom_rules(response.content)
+    check_newest_first(response.content)
+    feed = read_feed(response.content, response.headers["content-type"])
     listed = feed_entries(response.content)
+    assert [(entry.link, entry.updated) for entry in feed.entries] == [
+        (loc, when.astimezone(UTC).replace(microsecond=0)) for loc, when in listed
+    ]
     every = [
         (e.loc, lastmod_instant(e.lastmod or "")) for e in [*dated(40), *dated(30, "news", 17)]
     ]
@@ -132,6 +141,8 @@ def test_a_site_without_dates_serves_an_empty_valid_feed(front: Any) -> None:
     client = front.client(front.build_app({"pages": undated(3)}, feed=True))
     response = client.get(FEED_PATH)
     assert response.status_code == 200 and feed_entries(response.content) == []
+    validate_atom(response.content)
+    check_atom_rules(response.content)
     root = ET.fromstring(response.content)
     assert root.findtext(f"{ATOM}updated") == "1970-01-01T00:00:00Z"
 

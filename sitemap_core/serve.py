@@ -506,14 +506,12 @@ def whole_fingerprints(pending: Pending[UrlSource]) -> dict[str, object]:
     return {source.name: source.fingerprint(0, WHOLE) for source in pending.sources}
 
 
-def answer_key(
-    pending: Pending[S], whole: Mapping[str, object], site: Site[S] | None = None
-) -> Hashable | None:
+def answer_key(pending: Pending[S], whole: Mapping[str, object], site: Site[S]) -> Hashable | None:
     """The key of the request's document in ``site.answers``, or None (not remembered:
     robots.txt, and a feed with an age limit, which changes with time alone)."""
     if pending.target.kind == "robots":
         return None
-    if pending.target.kind == "feed" and site is not None and site.feed_max_days is not None:
+    if pending.target.kind == "feed" and site.feed_max_days is not None:
         return None
     document = (pending.target, pending.base.url, pending.coding, pending.sized)
     return Answers.key(document, [source.name for source in pending.sources], whole)

@@ -43,7 +43,6 @@ from .serve import (
     Pending,
     Ready,
     Spool,
-    answer_key,
     answer_known,
     begin,
     cache_key_of,
@@ -60,7 +59,7 @@ from .serve import (
     recalled_ready,
     remember,
     remember_answer,
-    remembered_reply,
+    remembered,
     streams_recalled,
     write_batch,
 )
@@ -622,16 +621,13 @@ async def respond_async(
     if step.target.kind != "robots":
         for source in step.sources:
             whole[source.name] = await source.fingerprint(runner, 0, WHOLE)
-    memo = answer_key(step, whole, site)
-    answer = None if memo is None else site.answers.get(memo)
-    if answer is not None:
-        reply = remembered_reply(step, answer)
-        if reply is not None:
-            return reply
-        if site.cache is not None and answer.cache_key is not None:
-            hit = await _cache_get(site.cache, answer.cache_key, runner)
-            if hit is not None:
-                return cached_reply(answer, hit)
+    memo, answer, reply = remembered(site, step, whole)
+    if reply is not None:
+        return reply
+    if answer is not None and site.cache is not None and answer.cache_key is not None:
+        hit = await _cache_get(site.cache, answer.cache_key, runner)
+        if hit is not None:
+            return cached_reply(answer, hit)
     if step.target.kind == "feed":
         since = cutoff(site.feed_max_days)
         groups = [await source.recent(runner, site.feed_size, since) for source in step.sources]

@@ -80,6 +80,7 @@ __all__ = [
     "named",
     "prime",
     "refuse_host",
+    "remembered",
     "request_headers",
     "respond",
     "robots_counts",
@@ -515,6 +516,16 @@ def answer_key(pending: Pending[S], whole: Mapping[str, object], site: Site[S]) 
         return None
     document = (pending.target, pending.base.url, pending.coding, pending.sized)
     return Answers.key(document, [source.name for source in pending.sources], whole)
+
+
+def remembered(
+    site: Site[S], pending: Pending[S], whole: Mapping[str, object]
+) -> tuple[Hashable | None, Answer | None, Reply | None]:
+    """The request's key in ``site.answers``, the answer kept there, and the 304 or
+    HEAD it gives (None when the body is needed, or nothing is remembered)."""
+    memo = answer_key(pending, whole, site)
+    answer = None if memo is None else site.answers.get(memo)
+    return memo, answer, None if answer is None else remembered_reply(pending, answer)
 
 
 def remembered_reply(pending: Pending[S], answer: Answer) -> Reply | None:
@@ -972,16 +983,13 @@ def respond(
     if not isinstance(step, Pending):
         return step
     whole = whole_fingerprints(step)
-    memo = answer_key(step, whole, site)
-    answer = None if memo is None else site.answers.get(memo)
-    if answer is not None:
-        reply = remembered_reply(step, answer)
-        if reply is not None:
-            return reply
-        if site.cache is not None and answer.cache_key is not None:
-            hit = cache_get(site.cache, answer.cache_key)
-            if hit is not None:
-                return cached_reply(answer, hit)
+    memo, answer, reply = remembered(site, step, whole)
+    if reply is not None:
+        return reply
+    if answer is not None and site.cache is not None and answer.cache_key is not None:
+        hit = cache_get(site.cache, answer.cache_key)
+        if hit is not None:
+            return cached_reply(answer, hit)
     if step.target.kind == "feed":
         since = cutoff(site.feed_max_days)
         groups = [source.recent(site.feed_size, since) for source in step.sources]

@@ -127,7 +127,7 @@ class DigestSet:
     """
 
     def __init__(self) -> None:
-        self._table = array("Q", bytes(8 * 1024))
+        self._table = array("Q", [0]) * 1024
         self._mask = 1023
         self._count = 0
 
@@ -168,7 +168,8 @@ class DigestSet:
 
     def _grow(self) -> None:
         old = self._table
-        self._table = array("Q", bytes(16 * len(old)))
+        # Repeating a one-item array allocates the table once (no temporary bytes).
+        self._table = array("Q", [0]) * (2 * len(old))
         self._mask = 2 * len(old) - 1
         self._count = 0
         for value in old:
@@ -450,6 +451,9 @@ class DocumentReader:
                 self._broken(exc)
         if self.result.well_formed and self.result.root is not None and not self.result.entries:
             self._add("empty", None, "", f"<{self.result.root}> lists nothing")
+        # The parser's handlers hold this reader: a cycle that would keep expat's buffers
+        # until the garbage collector runs. A blank parser breaks it now.
+        self._parser = expat.ParserCreate()
         return self.result
 
     def _broken(self, exc: expat.ExpatError) -> None:

@@ -3,8 +3,10 @@
 A URL starts from ``<origin>/robots.txt`` and its ``Sitemap:`` lines when its path is
 empty, ``/`` or ends in ``/robots.txt``; any other URL is taken as a sitemap (or an
 index) itself. A FILE is a local sitemap or index (gzip too, found by its magic bytes);
-the children of a local index are files beside it when they are relative paths, else
-fetched (or, with ``--base-url``, read beside it when they are under that URL's folder).
+an RSS or Atom feed (which Google reads as a sitemap) is only checked to be
+well-formed XML. The children of a local index are files beside it when they are
+relative paths, else fetched (or, with ``--base-url``, read beside it when they are
+under that URL's folder).
 
 Every rule has a stable id (see :data:`~sitemap_core.checker_rules.RULES`, and
 ``sitemap check --rules``); each finding names the document, the line, the rule and the
@@ -418,11 +420,11 @@ class _Checker:
             self.report.documents += 1
             if result.root == "urlset":
                 self.report.urls += result.entries
-            schemas, root = self.schemas, result.root
+            schemas, root = self.schemas, result.root or ""
             if (
                 spool is not None
                 and schemas is not None
-                and root is not None
+                and root in _CORE_XSD  # not a feed
                 and result.well_formed
             ):
                 schemas.validate(name, spool, root, self.report)

@@ -97,6 +97,7 @@ _SITEMAP_ORDER: Final = {"loc": 0, "lastmod": 1}
 # expat reports "namespace local" with this separator.
 _NS_PREFIX: Final = SITEMAP_NS + " "
 _XHTML_LINK: Final = XHTML_NS + " link"
+_FEED_ROOTS: Final = frozenset({"http://www.w3.org/2005/Atom feed", "rss"})
 
 # A date, or a date-time (minutes at least, seconds and fractions optional) with its zone.
 _LASTMOD = re.compile(
@@ -366,7 +367,8 @@ def check_priority(text: str) -> bool:
 class DocumentResult:
     """What reading one document found, for the caller that walks the site."""
 
-    #: "urlset", "sitemapindex", or None (not a sitemap, or not well-formed at the root).
+    #: "urlset", "sitemapindex", "feed" (RSS or Atom), or None (not a sitemap, or not
+    #: well-formed at the root).
     root: str | None = None
     #: The <loc> (stripped) and line of each <sitemap> of an index (at most the index
     #: limit), relative ones included.
@@ -449,7 +451,7 @@ class DocumentReader:
                 self._parser.Parse(b"", True)
             except expat.ExpatError as exc:
                 self._broken(exc)
-        if self.result.well_formed and self.result.root is not None and not self.result.entries:
+        if self.result.well_formed and self._entry_tag and not self.result.entries:
             self._add("empty", None, "", f"<{self.result.root}> lists nothing")
         # The parser's handlers hold this reader: a cycle that would keep expat's buffers
         # until the garbage collector runs. A blank parser breaks it now.
@@ -498,6 +500,10 @@ class DocumentReader:
             # An index may list sitemaps anywhere on its site (sitemaps.org): no folder.
             self._folder = ""
             self._compile_fast()
+        elif tag in _FEED_ROOTS:
+            # Google reads an RSS 2.0 or Atom 1.0 feed listed in robots.txt as a sitemap:
+            # such a document is read for well-formedness only (no protocol rules).
+            self.result.root = "feed"
         else:
             name = "{" + tag.replace(" ", "}", 1) if " " in tag else tag
             self._add("root", line, name, f"expected <urlset> or <sitemapindex> in {SITEMAP_NS}")

@@ -468,3 +468,9 @@ def _write_site(folder: Path, host: str) -> int:
     (folder / "sitemap.xml").write_text(index)
     (folder / "robots.txt").write_text(f"User-agent: *\nDisallow:\nSitemap: {host}/sitemap.xml\n")
     return total + len(index)
+
+
+def test_a_feed_is_read_as_well_formed_xml_only(capsys: pytest.CaptureFixture[str]) -> None:
+    # robots.txt may list an Atom or RSS feed: Google reads it as a sitemap.
+    status, report = json_run(str(DATA / "feed.atom"), capsys=capsys)
+    assert (status, report["findings"], report["totals"]["documents"]) == (0, [], 1)

@@ -1,33 +1,63 @@
 """The ``sitemap`` commands for Flask apps and WSGI apps with the middleware.
 
-``flask sitemap indexnow --state FILE`` (a command group the extension adds to the
-app's CLI) does what ``sitemap indexnow APP --state FILE`` does (see
-:mod:`sitemap_core.cli`); this module also tells that command where the sitemap of a
-Flask app, or of the WSGI middleware, is.
+``flask sitemap indexnow --state FILE`` and ``flask sitemap build OUT_DIR`` (a command
+group the extension adds to the app's CLI) do what ``sitemap indexnow APP --state
+FILE`` and ``sitemap build APP OUT_DIR`` do (see :mod:`sitemap_core.cli`); this module
+also tells those commands where the sitemap of a Flask app, or of the WSGI
+middleware, is, and how to ask the app for one of its documents.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import click
 from flask import Flask, current_app
 from flask.cli import with_appcontext
+from werkzeug.test import EnvironBuilder, run_wsgi_app
 
 from sitemap_core import BaseURL, ConfigurationError
-from sitemap_core.cli import CommandError, Served, indexnow
+from sitemap_core.build import Fetch, Fetched
+from sitemap_core.cli import CommandError, Served, build_command, indexnow
 from sitemap_core.feed import Recent, merge_recent
+from sitemap_core.hosts import BasePolicy
 from sitemap_core.indexnow import DEFAULT_ENDPOINT, MAX_URLS_PER_SUBMISSION
 
 if TYPE_CHECKING:
     from .wsgi import SitemapMiddleware
 
-__all__ = ["flask_served", "sitemap_commands", "wsgi_served"]
+__all__ = ["flask_served", "sitemap_commands", "wsgi_fetch", "wsgi_served"]
 
 
-def flask_served(app: Flask, base: BaseURL | None = None) -> Served:
-    """The sitemap of a Flask app with a :class:`~flask_sitemapper.Sitemapper`."""
+def wsgi_fetch(app: Any, base: BaseURL, prepare: Callable[[], None] | None = None) -> Fetch:
+    """``fetch(path, headers)`` for the WSGI app ``app``: the app called in-process as a
+    server would call it for ``base`` (its scheme, Host header and mount path), the
+    body left to stream. ``prepare`` runs before each call."""
+
+    def fetch(path: str, headers: Mapping[str, str]) -> Fetched:
+        if prepare is not None:
+            prepare()
+        builder = EnvironBuilder(path=path, base_url=base.url, headers=list(headers.items()))
+        try:
+            environ = builder.get_environ()
+        finally:
+            builder.close()
+        body, status, answered = run_wsgi_app(app, environ, buffered=False)
+        return Fetched(int(status.split(" ", 1)[0]), answered.to_wsgi_list(), body)
+
+    return fetch
+
+
+def flask_served(app: Flask, base: BaseURL | None = None, *, outer: Any = None) -> Served:
+    """The sitemap of a Flask app with a :class:`~flask_sitemapper.Sitemapper`.
+
+    ``outer`` is what a server runs (the app, or middleware around it); documents are
+    fetched from it. A ``base`` other than the one the settings name becomes the
+    app's ``SITEMAP_BASE_URL`` when the first document is fetched: the command builds
+    the sitemap for the base URL it is given.
+    """
     from .extension import _EXTENSION_KEY, _url_adapter
 
     state = app.extensions[_EXTENSION_KEY]
@@ -54,11 +84,26 @@ def flask_served(app: Flask, base: BaseURL | None = None) -> Served:
             groups = [source.recent(limit, since) for source in site.sources.values()]
         return merge_recent(groups, limit)
 
-    return Served(f"Flask app {app.name!r}", known, settings.indexnow(), recent)
+    def prepare() -> None:
+        if settings.base_url != known:
+            app.config["SITEMAP_BASE_URL"] = known.url
+
+    return Served(
+        f"Flask app {app.name!r}",
+        known,
+        settings.indexnow(),
+        recent,
+        wsgi_fetch(app if outer is None else outer, known, prepare),
+        sitemapper._site(app),
+    )
 
 
-def wsgi_served(middleware: SitemapMiddleware, base: BaseURL | None = None) -> Served:
-    """The sitemap of :class:`~flask_sitemapper.SitemapMiddleware`."""
+def wsgi_served(
+    middleware: SitemapMiddleware, base: BaseURL | None = None, *, outer: Any = None
+) -> Served:
+    """The sitemap of :class:`~flask_sitemapper.SitemapMiddleware`; documents are
+    fetched from ``outer`` (what a server runs), else from the middleware. A ``base``
+    other than its ``base_url=`` is fixed on it when the first document is fetched."""
     site = middleware.site
     base = base or middleware.settings.base_url
     if base is None:
@@ -66,13 +111,19 @@ def wsgi_served(middleware: SitemapMiddleware, base: BaseURL | None = None) -> S
             "the WSGI SitemapMiddleware has no base_url=: a command has no request to"
             " take the host from; set it, or pass --base-url"
         )
+    known: BaseURL = base
+
+    def prepare() -> None:
+        if middleware.base_policy.fixed != known:
+            middleware.base_policy = BasePolicy(known, middleware.base_policy.allowed_hosts)
 
     def recent(limit: int, since: datetime | None) -> list[Recent]:
         return merge_recent(
             [source.recent(limit, since) for source in site.sources.values()], limit
         )
 
-    return Served("WSGI SitemapMiddleware", base, site.indexnow_key, recent)
+    fetch = wsgi_fetch(middleware if outer is None else outer, known, prepare)
+    return Served("WSGI SitemapMiddleware", known, site.indexnow_key, recent, fetch, site)
 
 
 @click.group("sitemap")
@@ -111,5 +162,26 @@ def indexnow_command(**options: Any) -> None:
         )
     except (CommandError, ConfigurationError) as exc:
         raise click.ClickException(str(exc)) from None
+    if status:
+        raise SystemExit(status)
+
+
+@sitemap_commands.command("build")
+@click.argument("out_dir", type=click.Path(file_okay=False))
+@click.option("--base-url", default=None, help="The site's base URL, if its settings name none.")
+@click.option("--gzip", is_flag=True, help="Also write a .gz twin of each document.")
+@click.option(
+    "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+    help="Render the pages in N processes.",
+)  # fmt: skip
+@with_appcontext
+def build_command_(out_dir: str, base_url: str | None, gzip: bool, jobs: int) -> None:
+    """Write every sitemap document of this app into OUT_DIR, as static files."""
+    try:
+        base = None if base_url is None else BaseURL.parse(base_url)
+        served = flask_served(current_app._get_current_object(), base)  # type: ignore[attr-defined]
+    except (CommandError, ConfigurationError) as exc:
+        raise click.ClickException(str(exc)) from None
+    status = build_command(served, out_dir, gzip=gzip, jobs=jobs)
     if status:
         raise SystemExit(status)

@@ -1,7 +1,9 @@
 """The ``sitemap`` command: work on the sitemap of an app from a shell or a cron job.
 
 ``sitemap indexnow APP --state FILE`` submits to IndexNow the URLs changed since the
-last successful submission (see :mod:`sitemap_core.indexnow`). ``APP`` is
+last successful submission (see :mod:`sitemap_core.indexnow`). ``sitemap build APP
+OUT_DIR`` writes every document the app serves as static files (see
+:mod:`sitemap_core.build`). ``APP`` is
 ``module:attribute``, as for gunicorn and uvicorn: a Flask app with the extension, or
 any WSGI / ASGI app with the package's middleware somewhere in its stack (Starlette's
 ``Middleware`` list and FastAPI's ``add_middleware`` included). Flask apps also get the
@@ -20,7 +22,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlsplit
 
 from .errors import ConfigurationError, SitemapError
@@ -37,7 +39,15 @@ from .indexnow import (
     submit_changed,
 )
 
-__all__ = ["Served", "find_served", "indexnow", "load_app", "main"]
+if TYPE_CHECKING:
+    from .build import Fetch
+    from .site import Site
+
+__all__ = ["Served", "build_command", "find_served", "indexnow", "load_app", "main"]
+
+
+def _nothing() -> None:
+    """Nothing to release."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +62,13 @@ class Served:
     indexnow_key: str | None
     #: ``recent(limit, since)``: the newest changes across its sources, newest first.
     recent: Callable[[int, datetime | None], list[Recent]]
+    #: ``fetch(path, headers)``: a GET of one of its documents answered by the app
+    #: itself, through its front, for :attr:`base` (what ``sitemap build`` writes).
+    fetch: Fetch | None = None
+    #: The site behind the front: its settings (feed, robots rules) and sources.
+    site: Site[Any] | None = None
+    #: Releases what :attr:`fetch` started (an event loop thread, for ASGI).
+    close: Callable[[], None] = _nothing
 
 
 class CommandError(SitemapError):
@@ -81,7 +98,8 @@ def load_app(spec: str) -> object:
 
 def find_served(app: object, base_url: str | None = None) -> Served:
     """The sitemap served by ``app`` (see the module), with ``base_url`` if given,
-    else the one its settings name."""
+    else the one its settings name. Its :attr:`~Served.fetch` asks ``app`` itself
+    (the whole stack, as a server would), not only the part that serves the sitemap."""
     base = None if base_url is None else BaseURL.parse(base_url)
     candidate: Any
     for candidate in _stack(app):
@@ -89,16 +107,16 @@ def find_served(app: object, base_url: str | None = None) -> Served:
         if flask_app is not None:
             from flask_sitemapper.commands import flask_served  # the app uses Flask
 
-            return flask_served(flask_app, base)
+            return flask_served(flask_app, base, outer=app)
         module = type(candidate).__module__
         if type(candidate).__name__ == "SitemapMiddleware" and module.startswith("flask_"):
             from flask_sitemapper.commands import wsgi_served
 
-            return wsgi_served(candidate, base)
+            return wsgi_served(candidate, base, outer=app)
         if type(candidate).__name__ == "SitemapMiddleware" and module.startswith("asgi_"):
             from asgi_sitemap.commands import asgi_served
 
-            return asgi_served(candidate, base)
+            return asgi_served(candidate, base, outer=app)
     raise CommandError(
         f"{app!r} serves no sitemap of this package: give a Flask app with a Sitemapper,"
         " or an app with flask_sitemapper.SitemapMiddleware or"
@@ -236,6 +254,49 @@ def add_indexnow_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dry-run", action="store_true", help="list the URLs, submit nothing")
 
 
+def build_command(
+    served: Served, out_dir: str, *, gzip: bool = False, jobs: int = 1, out: TextIO | None = None
+) -> int:
+    """``sitemap build``: build ``served`` into ``out_dir`` with progress on ``out``;
+    the exit status (1 when the build failed, 130 when interrupted: either way the
+    previous output is left as it was)."""
+    from .build import BuildError, build, choose_progress
+
+    out = out or sys.stdout
+    try:
+        build(served, out_dir, gzip=gzip, jobs=jobs, progress=choose_progress(out))
+    except BuildError as exc:
+        print(f"sitemap build: error: {exc}; {out_dir} left as it was", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"sitemap build: interrupted; {out_dir} left as it was", file=sys.stderr)
+        return 130
+    finally:
+        served.close()
+    return 0
+
+
+def add_build_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``build`` after ``OUT_DIR``."""
+    parser.add_argument("--base-url", help="the site's base URL, if its settings name none")
+    parser.add_argument("--gzip", action="store_true", help="also write a .gz twin of each")
+    parser.add_argument(
+        "--jobs", type=_positive, default=1, help="render the pages in N processes (default 1)"
+    )
+
+
+def _add_check_command(commands: Any) -> None:
+    # `sitemap check` lives in its own module (sitemap_core.checker), which registers
+    # its parser and sets `func`; the command line works without it.
+    try:
+        checker = importlib.import_module(f"{__package__}.checker")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__package__}.checker":
+            raise
+        return
+    checker.add_check_command(commands)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """The ``sitemap`` console script."""
     parser = argparse.ArgumentParser(
@@ -245,9 +306,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     submit = commands.add_parser("indexnow", help="submit changed URLs to IndexNow")
     submit.add_argument("app", metavar="APP", help="module:attribute of the app")
     add_indexnow_arguments(submit)
+    static = commands.add_parser("build", help="write every sitemap document as static files")
+    static.add_argument("app", metavar="APP", help="module:attribute of the app")
+    static.add_argument("out_dir", metavar="OUT_DIR", help="the folder to write (replaced whole)")
+    add_build_arguments(static)
+    _add_check_command(commands)
     arguments = parser.parse_args(argv)
     try:
+        func = getattr(arguments, "func", None)
+        if func is not None:
+            status = func(arguments)
+            return 0 if status is None else int(status)
         served = find_served(load_app(arguments.app), arguments.base_url)
+        if arguments.command == "build":
+            return build_command(
+                served, arguments.out_dir, gzip=arguments.gzip, jobs=arguments.jobs
+            )
         return indexnow(
             served,
             arguments.state,

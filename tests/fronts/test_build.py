@@ -1,0 +1,335 @@
+"""Issue 14: ``sitemap build`` writes every document an app serves as static files.
+
+The files are compared byte for byte with what the same app answers when served by a
+real server (Werkzeug's, uvicorn) for the same base URL; a build is atomic (a failure
+or an interrupt leaves the previous output as it was), incremental (a 304 for an
+unchanged document takes the previous file over) and parallel (``jobs``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from collections.abc import Mapping
+from contextlib import closing
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from live import serve_live
+
+from sitemap_core.build import MANIFEST, ROBOTS_LINES, BuildError, Fetched, build
+from sitemap_core.cli import build_command, find_served
+from sitemap_core.sql import SQLiteSource, install_change_log
+
+from .conftest import FRONTS, standard_sources
+
+KEY = "build-test-key-0123"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def files_of(folder: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in folder.iterdir() if path.name != MANIFEST}
+
+
+def raw_get(origin: str, path: str) -> tuple[int, bytes]:
+    # The bytes as sent (a .gz path is a file, not a content coding; no decoding).
+    headers = {"Accept-Encoding": "identity"}  # the identity document, as a build writes
+    with httpx.Client(headers=headers) as client, client.stream("GET", origin + path) as response:
+        return response.status_code, b"".join(response.iter_raw())
+
+
+@pytest.mark.parametrize("name", list(FRONTS))
+def test_every_file_is_what_the_app_serves_live(name: str, tmp_path: Path) -> None:
+    front = FRONTS[name]
+    apps: list[Any] = []
+
+    def make(origin: str) -> Any:
+        app = front.build_app(
+            standard_sources(origin), 10, base_url=origin, feed=True, indexnow_key=KEY
+        )
+        apps.append(app)
+        return app
+
+    out = tmp_path / "site"
+    with serve_live(make, asgi=name.startswith("asgi")) as origin:
+        served = find_served(apps[0])
+        try:
+            result = build(served, out, gzip=True)
+        finally:
+            served.close()
+        written = files_of(out)
+        pages = [
+            f"sitemap-{s}-{n}" for s, k in (("pages", 2), ("posts", 3)) for n in range(1, k + 1)
+        ]
+        expected = {"sitemap.xml", "sitemap-recent.atom", f"{KEY}.txt", "robots.txt"}
+        expected |= {f"{page}.{ext}" for page in pages for ext in ("xml", "txt")}
+        expected |= {f"{name}.gz" for name in expected if name.startswith("sitemap")}
+        assert set(written) == expected
+        for file, data in written.items():
+            if file == "sitemap-recent.atom.gz":
+                # The feed has no .gz path: its twin is the feed, gzipped.
+                assert gzip.decompress(data) == written["sitemap-recent.atom"]
+                continue
+            status, live = raw_get(origin, "/" + file)
+            assert status == 200, file
+            assert data == live, file
+    assert result.urls == 38 and result.files == len(expected)
+    assert b"Sitemap: " + origin.encode() + b"/sitemap.xml" in written["robots.txt"]
+
+
+@pytest.mark.parametrize("name", list(FRONTS))
+def test_a_site_of_one_file_and_an_app_robots_txt(name: str, tmp_path: Path) -> None:
+    front = FRONTS[name]
+    own = b"User-agent: *\nDisallow: /admin\n"
+    app = front.build_app(standard_sources(), base_url="http://localhost", app_robots=own)
+    served = find_served(app)
+    try:
+        result = build(served, tmp_path / "out")
+    finally:
+        served.close()
+    written = files_of(tmp_path / "out")
+    # The app's robots.txt is the app's to publish: only the lines to add are written.
+    assert set(written) == {"sitemap.xml", "sitemap.txt", ROBOTS_LINES}
+    assert written[ROBOTS_LINES] == b"Sitemap: http://localhost/sitemap.xml\n"
+    assert written["sitemap.xml"].startswith(b"<?xml") and b"<urlset" in written["sitemap.xml"]
+    assert len(written["sitemap.txt"].splitlines()) == 38 == result.urls
+
+
+class Boom(RuntimeError):
+    """A source failing."""
+
+
+@pytest.mark.parametrize("name", list(FRONTS))
+def test_a_failing_source_leaves_the_previous_output(name: str, tmp_path: Path) -> None:
+    front = FRONTS[name]
+    fail = {"now": False}
+    urls = [f"http://localhost/posts/{i}" for i in range(25)]
+
+    def posts() -> Any:
+        for number, url in enumerate(urls):
+            if fail["now"] and number == 12:
+                raise Boom("the database went away")
+            yield url
+
+    app = front.build_app({"posts": posts}, 10, base_url="http://localhost")
+    out = tmp_path / "out"
+    served = find_served(app)
+    try:
+        build(served, out)
+        before = files_of(out)
+        fail["now"] = True
+        errors: list[str] = []
+        with pytest.raises(BuildError) as caught:
+            build(served, out)
+        errors.append(str(caught.value))
+    finally:
+        served.close()
+    # Walking the generator to count it already fails: the index is the document named.
+    assert errors[0].startswith("GET /sitemap") and "answered 500" in errors[0]
+    assert files_of(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # nothing left beside it
+
+
+def test_an_interrupt_leaves_the_previous_output_and_the_command_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    app = FRONTS["wsgi-middleware"].build_app(standard_sources(), 10, base_url="http://localhost")
+    served = find_served(app)
+    out = tmp_path / "out"
+    build(served, out)
+    before = files_of(out)
+    assert served.fetch is not None
+    real = served.fetch
+    calls = []
+
+    def interrupted(path: str, headers: Mapping[str, str]) -> Fetched:
+        calls.append(path)
+        if len(calls) == 4:
+            raise KeyboardInterrupt  # Ctrl-C in the middle of the pages
+        return real(path, headers)
+
+    assert build_command(dataclasses.replace(served, fetch=interrupted), str(out)) == 130
+    assert "interrupted" in capsys.readouterr().err
+    assert files_of(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    # A failure is exit status 1, naming the document and the error.
+    failing = dataclasses.replace(served, fetch=lambda path, headers: Fetched(500, [], [b""]))
+    assert build_command(failing, str(out)) == 1
+    assert "GET /sitemap.xml answered 500" in capsys.readouterr().err
+    assert files_of(out) == before
+
+
+def posts_database(path: Path, rows: int) -> None:
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    with closing(sqlite3.connect(path)) as db:
+        with db:
+            db.execute("CREATE TABLE posts (id INTEGER PRIMARY KEY, updated_at TEXT NOT NULL)")
+            db.executemany(
+                "INSERT INTO posts VALUES (?, ?)",
+                [(i, (start + timedelta(hours=i)).isoformat()) for i in range(1, rows + 1)],
+            )
+        install_change_log(db, "posts", "id", "posts_changes")
+
+
+def sqlite_posts(path: Path) -> SQLiteSource:
+    def row(values: Any) -> tuple[str, Any, None, None]:
+        return (f"http://localhost/posts/{values[0]}", values[1], None, None)
+
+    return SQLiteSource(
+        lambda: sqlite3.connect(path),
+        "posts",
+        "id",
+        row,
+        columns=("id", "updated_at"),
+        lastmod="updated_at",
+        change_log="posts_changes",
+        row_factory=None,
+    )
+
+
+@pytest.mark.parametrize("name", list(FRONTS))
+def test_after_one_row_changes_only_its_page_the_index_and_the_feed_are_rewritten(
+    name: str, tmp_path: Path
+) -> None:
+    database = tmp_path / "posts.db"
+    posts_database(database, 50)
+    front = FRONTS[name]
+    app = front.build_app(
+        {"posts": sqlite_posts(database)}, 10, base_url="http://localhost", feed=True
+    )
+    out = tmp_path / "out"
+    served = find_served(app)
+    try:
+        first = build(served, out, gzip=True)
+        assert len(first.written) == 13 and first.reused == []  # 5 pages x 2, index, feed, robots
+        inode = (out / "sitemap-posts-1.xml").stat().st_ino
+        # Nothing changed: every document is a 304, nothing is rendered (robots.txt is
+        # read whole, and kept: the same bytes).
+        unchanged = build(served, out, gzip=True)
+        assert unchanged.written == [] and unchanged.rendered == ["robots.txt"]
+        with closing(sqlite3.connect(database)) as db, db:
+            db.execute(
+                "UPDATE posts SET updated_at = ? WHERE id = 23", ("2025-06-01T00:00:00+00:00",)
+            )
+        before = files_of(out)
+        after = build(served, out, gzip=True)
+    finally:
+        served.close()
+    # The text page of post 23 lists URLs only: the same bytes, kept.
+    assert sorted(after.written) == ["sitemap-posts-3.xml", "sitemap-recent.atom", "sitemap.xml"]
+    now = files_of(out)
+    changed = sorted(name for name in now if now[name] != before[name])
+    assert changed == ["sitemap-posts-3.xml", "sitemap-posts-3.xml.gz", "sitemap-recent.atom",
+                       "sitemap-recent.atom.gz", "sitemap.xml", "sitemap.xml.gz"]  # fmt: skip
+    assert b"2025-06-01" in now["sitemap-posts-3.xml"]
+    # Unchanged files are the previous build's, not written again (same inode).
+    assert (out / "sitemap-posts-1.xml").stat().st_ino == inode
+    manifest = json.loads((out / MANIFEST).read_text())
+    assert (
+        manifest["base"] == "http://localhost" and "/sitemap-posts-3.xml" in manifest["documents"]
+    )
+
+
+@pytest.mark.parametrize("name", ["flask-extension", "asgi-middleware"])
+def test_jobs_give_the_same_files(name: str, tmp_path: Path) -> None:
+    front = FRONTS[name]
+    app = front.build_app(standard_sources(), 5, base_url="http://localhost", feed=True)
+    served = find_served(app)
+    try:
+        one = build(served, tmp_path / "one", gzip=True, jobs=1)
+        two = build(served, tmp_path / "two", gzip=True, jobs=2)
+        # And again in parallel, incrementally (the workers take the files over).
+        again = build(served, tmp_path / "two", gzip=True, jobs=2)
+    finally:
+        served.close()
+    assert files_of(tmp_path / "one") == files_of(tmp_path / "two")
+    assert one.urls == two.urls == 38 and again.written == []
+
+
+def test_flask_sitemap_build(tmp_path: Path) -> None:
+    app = FRONTS["flask-extension"].build_app(
+        standard_sources("https://example.org"), 10, feed=True
+    )
+    runner = app.test_cli_runner()
+    out = tmp_path / "out"
+    result = runner.invoke(args=["sitemap", "build", str(out), "--base-url", "https://example.org"])
+    assert result.exit_code == 0, result.output
+    assert "sitemap build: 13 files (13 written, 0 unchanged), 38 URLs" in result.output
+    assert (
+        b"<loc>https://example.org/sitemap-posts-1.xml</loc>" in (out / "sitemap.xml").read_bytes()
+    )
+    robots = (out / "robots.txt").read_text()
+    assert robots.endswith(
+        "Sitemap: https://example.org/sitemap.xml\nSitemap: https://example.org/sitemap-recent.atom\n"
+    )
+
+
+APP_MODULE = """
+    from flask_sitemapper import SitemapMiddleware
+
+    def hello(environ, start_response):
+        start_response("404 Not Found", [("Content-Type", "text/plain")])
+        return [b"Not Found"]
+
+    app = SitemapMiddleware(
+        hello,
+        {"posts": [f"https://example.org/posts/{i}" for i in range(40)]},
+        base_url="https://example.org",
+        page_size=10,
+    )
+"""
+
+
+def run_command(tmp_path: Path, *, terminal: bool) -> tuple[int, str]:
+    (tmp_path / "static_app.py").write_text(textwrap.dedent(APP_MODULE))
+    command = [sys.executable, "-m", "sitemap_core.cli", "build", "static_app:app", "out"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "100"}
+    if not terminal:
+        done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, timeout=60)
+        return done.returncode, done.stdout.decode()
+    import pty
+
+    leader, follower = pty.openpty()
+    process = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=follower, stderr=follower)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 65536)
+        except OSError:  # the terminal closed: the command ended
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(leader)
+    return process.wait(timeout=60), b"".join(chunks).decode(errors="replace")
+
+
+def test_a_terminal_gets_a_progress_bar(tmp_path: Path) -> None:
+    pytest.importorskip("tqdm")
+    status, output = run_command(tmp_path, terminal=True)
+    assert status == 0, output
+    # tqdm's bar: the fraction done, the rate, the URLs so far; then the summary.
+    assert "sitemap build: 100%|" in output and "10/10" in output and "40 URLs" in output
+    assert "\r" in output  # redrawn in place
+    assert "sitemap build: 10 files (10 written, 0 unchanged), 40 URLs" in output
+
+
+def test_a_pipe_gets_plain_lines(tmp_path: Path) -> None:
+    status, output = run_command(tmp_path, terminal=False)
+    assert status == 0, output
+    lines = output.splitlines()
+    assert lines[0].startswith("[1/10] sitemap.xml (") and lines[0].endswith("; 0 URLs so far")
+    assert any(line.startswith("[10/10] robots.txt") for line in lines)
+    assert "\r" not in output and "|" not in output
+    assert lines[-1].startswith("sitemap build: 10 files (10 written, 0 unchanged), 40 URLs")
+    assert (tmp_path / "out" / "sitemap-posts-4.txt").read_text().count("\n") == 10

@@ -135,6 +135,7 @@ from contextlib import contextmanager
 from typing import Any, Literal
 
 from .errors import ConfigurationError
+from .known import WHOLE
 from .sources import Item
 
 __all__ = ["IDENTIFIER", "SQLiteSource", "install_change_log", "install_version_triggers"]
@@ -224,6 +225,10 @@ def install_change_log(conn: sqlite3.Connection, table: str, key: str, log_table
                 " use install_version_triggers() (version_table=) instead"
             )
     conn.execute(f"CREATE TABLE IF NOT EXISTS {log} (id INTEGER PRIMARY KEY AUTOINCREMENT, key)")
+    # A page's fingerprint is the last change logged in its range of keys: one index
+    # range read (see SQLiteSource.fingerprint).
+    index = _ident("index", f"{log_table}_key")
+    conn.execute(f"CREATE INDEX IF NOT EXISTS {index} ON {log} (key, id)")
     rows = {"INSERT": ("NEW",), "UPDATE": ("OLD", "NEW"), "DELETE": ("OLD",)}
     for event, images in rows.items():
         trigger = _ident("trigger", f"{prefix}_{event.lower()}")
@@ -303,6 +308,9 @@ class SQLiteSource:
             )
             self._version_params: tuple[str, ...] = (change_log, change_log)
             self._changes_sql = f"SELECT MIN(id), MIN(key) FROM {log} WHERE id > ?"
+            # The last change logged among the keys of a range (open-ended for the last).
+            self._range_changes_sql = f"SELECT MAX(id) FROM {log} WHERE key BETWEEN ? AND ?"
+            self._tail_changes_sql = f"SELECT MAX(id) FROM {log} WHERE key >= ?"
         #: Facts of one version of the table (only with ``version_table``).
         self._facts: _Facts | None = None
         #: Each thread's connection for fact queries (see _facts_connection).
@@ -530,12 +538,22 @@ class SQLiteSource:
     # -- cheap facts -------------------------------------------------------------------
 
     def fingerprint(self, start: int, stop: int) -> object:
-        """A value that changes when the table changes (see the module documentation).
+        """A value that changes when the rows ``[start, stop)`` change (see the module).
 
-        The version from ``version_table`` when given (exact, one-row read), otherwise
-        ``(COUNT(*), MAX(key), MAX(lastmod))`` of the filtered rows. Whole-table either
-        way, so ``start`` and ``stop`` are not used.
+        For the whole table (``stop`` of :data:`~sitemap_core.known.WHOLE`): the version
+        from ``version_table`` or ``change_log`` (exact, one-row read), otherwise
+        ``(COUNT(*), MAX(key), MAX(lastmod))`` of the filtered rows.
+
+        For a page of a table with ``change_log``: its first and last keys and the last
+        change logged between them. It is the same for the same table in
+        every process, and moves with any change of the page's rows (logged by key),
+        and with any change before them (which moves its first key); a page that a write
+        elsewhere left as it was keeps its ETag, and its cached copy. Other tables give
+        their whole-table value for a page too.
         """
+        if stop < WHOLE and self._changes_sql is not None:
+            with self._facts_connection() as conn:
+                return self._page_fingerprint(conn, self._begin(conn), start, stop)
         with self._facts_connection() as conn:
             if self._version_sql is not None and not conn.in_transaction:
                 # The version alone: one statement is its own snapshot, so no BEGIN
@@ -548,6 +566,21 @@ class SQLiteSource:
             if facts is not None:
                 return facts.version
             return tuple(conn.execute(self._fallback_sql, self._fallback_params).fetchone())
+
+    def _page_fingerprint(
+        self, conn: sqlite3.Connection, facts: _Facts | None, start: int, stop: int
+    ) -> object:
+        # The page's first and last keys (anchors, remembered per version) and the last
+        # change logged between them: rows added after the page leave it as it was.
+        first = self._anchor(conn, facts, start)
+        if first is _END or stop <= start:
+            return ("page", None)  # past the end: no rows
+        last = self._anchor(conn, facts, stop - 1)
+        if last is _END:  # the table ends inside the page
+            (change,) = conn.execute(self._tail_changes_sql, (first,)).fetchone()
+            return ("page", first, None, change)
+        (change,) = conn.execute(self._range_changes_sql, (first, last)).fetchone()
+        return ("page", first, last, change)
 
     def newest(self, start: int, stop: int) -> str | None:
         """The newest ``lastmod`` among rows ``[start, stop)``: one bounded query.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import sqlite3
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -258,3 +259,70 @@ def test_text_keys_keep_nothing_across_a_change_but_stay_right(tmp_path: Path) -
     write(path, "INSERT INTO posts VALUES ('a', '2024-01-01')")
     assert pages(logged_source) == pages(fresh)
     assert len(logged_source) == 9
+
+
+# -- page fingerprints ------------------------------------------------------------------
+
+
+def page_fingerprints(src: SQLiteSource) -> list[object]:
+    count = len(src)
+    return [src.fingerprint(start, min(start + PAGE, count)) for start in range(0, count, PAGE)]
+
+
+def page_rows(path: Path) -> list[list[Any]]:
+    reference = plain(path)
+    count = len(reference)
+    return [list(reference[start : start + PAGE]) for start in range(0, count, PAGE)]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["insert", "update", "delete"]),
+            st.integers(min_value=1, max_value=60),
+            st.integers(min_value=0, max_value=27),
+        ),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_a_page_fingerprint_moves_exactly_when_its_rows_might_have(
+    tmp_path_factory: pytest.TempPathFactory, ops: list[tuple[str, int, int]]
+) -> None:
+    # Whatever the writes: a page whose rows changed gets a new fingerprint (never a
+    # stale one); a page whose rows stayed keeps it; and two sources (two workers, one
+    # of them new) agree on every page.
+    path = make_logged_db(tmp_path_factory.mktemp("pages") / "db", 45)
+    worker = logged(lambda: sqlite3.connect(path))
+    before, rows_before = page_fingerprints(worker), page_rows(path)
+    with sqlite3.connect(path) as db:
+        for op, key, day in ops:
+            stamp = f"2024-06-{1 + day:02d}"
+            if op == "insert":
+                db.execute("INSERT OR IGNORE INTO posts VALUES (?, ?, ?)", (key, f"n{key}", stamp))
+            elif op == "update":
+                db.execute("UPDATE posts SET updated_at = ? WHERE id = ?", (stamp, key))
+            else:
+                db.execute("DELETE FROM posts WHERE id = ?", (key,))
+    db.close()
+    after, rows_after = page_fingerprints(worker), page_rows(path)
+    assert after == page_fingerprints(logged(lambda: sqlite3.connect(path)))
+    for number, fingerprint in enumerate(after):
+        old = before[number] if number < len(before) else None
+        same_rows = number < len(rows_before) and rows_before[number] == rows_after[number]
+        if not same_rows:
+            assert fingerprint != old, (number, ops)
+
+
+def test_an_append_keeps_every_full_page_fingerprint(tmp_path: Path) -> None:
+    path = make_logged_db(tmp_path / "db", 40)  # four full pages
+    src = logged(lambda: sqlite3.connect(path))
+    before = page_fingerprints(src)
+    write(path, "INSERT INTO posts VALUES (41, 'p41', '2024-06-01')")
+    after = page_fingerprints(src)
+    assert after[:4] == before and len(after) == 5
+    write(path, "UPDATE posts SET updated_at = '2024-06-02' WHERE id = 15")
+    again = page_fingerprints(src)
+    assert again[1] != after[1] and [again[i] for i in (0, 2, 3)] == [after[i] for i in (0, 2, 3)]
+    assert src.fingerprint(0, sys.maxsize) == src.fingerprint(0, sys.maxsize)  # the version

@@ -17,10 +17,11 @@ key; robots.txt last (it names the index parts).
   digest. The next build asks with ``If-None-Match``: a 304 (for fingerprinted
   sources, decided without rendering) means the previous file is taken over
   (hard-linked) instead of rendered again. A document rendered to the same bytes as
-  before keeps the previous file too, so only changed files are new (a source whose
-  fingerprint covers the whole table, as :class:`~sitemap_core.sql.SQLiteSource`'s
-  does, changes every page's ETag on any change: its pages are rendered, and only
-  those whose bytes changed are written).
+  before keeps the previous file too, so only changed files are new. How many pages
+  a change renders again depends on the source's page fingerprints:
+  :class:`~sitemap_core.sql.SQLiteSource` with ``change_log=`` gives each page its
+  own (only the changed pages are rendered); a whole-table fingerprint renders every
+  page of its source and writes those whose bytes changed.
 * **Parallel.** With ``jobs`` above 1 the pages are fetched by that many processes,
   forked before the first document is asked for, so each inherits the app untouched
   (no database connection or event loop shared across a fork).

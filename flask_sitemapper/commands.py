@@ -185,3 +185,23 @@ def build_command_(out_dir: str, base_url: str | None, gzip: bool, jobs: int) ->
     status = build_command(served, out_dir, gzip=gzip, jobs=jobs)
     if status:
         raise SystemExit(status)
+
+
+@sitemap_commands.command(
+    "check",
+    # The options are the checker's own (argparse), passed through as given.
+    context_settings={"ignore_unknown_options": True, "help_option_names": []},
+)
+@click.argument("arguments", nargs=-1, type=click.UNPROCESSED)
+def check_command(arguments: tuple[str, ...]) -> None:
+    """Check a site's sitemaps as a crawler reads them (options: --help)."""
+    import argparse
+
+    from sitemap_core.checker import add_check_command
+
+    parser = argparse.ArgumentParser(prog="flask sitemap")
+    add_check_command(parser.add_subparsers(dest="command", required=True))
+    parsed = parser.parse_args(["check", *arguments])
+    status = parsed.func(parsed)
+    if status:
+        raise SystemExit(status)

@@ -180,3 +180,23 @@ def test_the_key_file_is_served_as_text_on_every_front() -> None:
         assert response.headers["content-type"] == "text/plain; charset=utf-8"
         assert response.content == KEY.encode()
         assert client.get("/another-key-0000.txt").status_code == 404
+
+
+def test_flask_sitemap_has_the_same_subcommands_as_the_console_script(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    app = app_of(FRONTS["flask-extension"], Posts())
+    runner = app.test_cli_runner()
+    group = runner.invoke(args=["sitemap", "--help"])
+    assert group.exit_code == 0
+    for name in ("indexnow", "build", "check"):
+        assert f"  {name}" in group.output, group.output
+    # check takes the console script's options as they are, with its exit statuses.
+    clean = Path(__file__).parent.parent / "data" / "check" / "clean.xml"
+    broken = Path(__file__).parent.parent / "data" / "check" / "priority-range.xml"
+    ok = runner.invoke(args=["sitemap", "check", str(clean), "--no-http-checks"])
+    assert ok.exit_code == 0, ok.output
+    bad = runner.invoke(args=["sitemap", "check", str(broken), "--json"])
+    assert bad.exit_code == 1 and '"priority-range"' in bad.output
+    assert main(["check", str(broken), "--json"]) == 1
+    assert '"priority-range"' in capsys.readouterr().out

@@ -23,7 +23,7 @@ from weakref import WeakKeyDictionary
 
 from flask import Flask
 
-from sitemap_core import ConfigurationError, Entry
+from sitemap_core import ConfigurationError, Entry, InvalidEntryError
 from sitemap_core.entries import ChangeFreq, LastmodInput
 from sitemap_core.params import (
     Languages,
@@ -256,7 +256,7 @@ def routes_fingerprint(app: Flask, specs: list[RouteSpec]) -> object | None:
     ``params`` per request, as counting them was). An app with ``url_defaults``
     functions has none: they may fill URL values from anything, at each build.
     """
-    if not app._got_first_request or any(app.url_default_functions.values()):
+    if not _fingerprintable(app, specs):
         return None
     parts = []
     for spec in specs:
@@ -278,12 +278,31 @@ def routes_newest(
     Asked only of a fingerprinted route source, whose params are short (see
     :func:`routes_fingerprint`), and remembered while its fingerprint holds.
     """
+    if not _fingerprintable(app, specs):
+        # Nothing would remember the answer: each index would walk every page (and call
+        # params once per page) for a Last-Modified it can do without, as before.
+        return None
     items = list(route_entries(app, specs, start, stop))
     newest: tuple[Any, str] | None = None
-    for entry in coerce_batch(items, name):
-        if entry.lastmod is None:
-            return None
-        instant = lastmod_instant(entry.lastmod)
-        if newest is None or instant > newest[0]:
-            newest = (instant, entry.lastmod)
+    try:
+        for entry in coerce_batch(items, name):  # validated as they are read
+            if entry.lastmod is None:
+                return None
+            instant = lastmod_instant(entry.lastmod)
+            if newest is None or instant > newest[0]:
+                newest = (instant, entry.lastmod)
+    except InvalidEntryError:
+        # The page itself answers 500 with the error when it is served; the index
+        # lists it without a date rather than failing for it.
+        return None
     return None if newest is None else newest[1]
+
+
+def _fingerprintable(app: Flask, specs: list[RouteSpec]) -> bool:
+    # Cheap: no params are called. False before the app serves (routes may still be
+    # added), with url_defaults functions, or once a spec was found unfingerprintable.
+    return (
+        app._got_first_request
+        and not any(app.url_default_functions.values())
+        and not any(spec._unfingerprinted for spec in specs)
+    )

@@ -21,7 +21,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlsplit
 
@@ -36,8 +36,14 @@ from .indexnow import (
     check_host,
     load_state,
     save_state,
+    select_changed,
     submit_changed,
 )
+
+#: How far each run's window reaches back into the last one's (see :func:`indexnow`).
+OVERLAP = timedelta(minutes=5)
+#: How much later than its midnight a date-only lastmod may be (select_changed's rule).
+DATE_GRACE = timedelta(days=1, hours=12)
 
 if TYPE_CHECKING:
     from .build import Fetch
@@ -195,24 +201,37 @@ def indexnow(
         )
         return 0
     after = since if since is not None else state.submitted_at if state is not None else None
+    if since is None and after is not None:
+        # A lastmod is written before its commit, which may land after a run read the
+        # changes: the window overlaps the last run's a little. Sending a URL twice
+        # costs nothing; missing one would.
+        after -= OVERLAP
+    # Which lastmods may be later than ``after``: a date alone counts as late as the
+    # next day's noon (select_changed decides), so the sources are asked from earlier.
+    earliest = None if after is None else after - DATE_GRACE
 
-    def changes() -> Iterator[tuple[str, datetime]]:
-        # Read inside submit_changed, after it noted its start time: a change made
-        # while this runs is submitted by the next run, never lost.
-        found = served.recent(max_urls + 1, after)
-        if len(found) > max_urls:
+    def changes() -> Iterator[tuple[str, str]]:
+        # Read inside submit_changed, after it noted its start time: a change committed
+        # while this runs is submitted by the next run.
+        found = served.recent(max_urls + 1, earliest)
+        pairs = [(item.loc, item.lastmod) for item in found]
+        if len(found) > max_urls and any(select_changed(pairs[-1:], after)):
+            # Even the oldest of those read changed: there may be more than were read.
             raise TooManyChangesError(
                 f"more than {max_urls:,} URLs changed since {after}; nothing was"
                 " submitted: run with a larger --max-urls, or more often"
             )
-        for item in found:
-            yield item.loc, item.instant
+        yield from pairs
 
     if dry_run:
-        listed = list(changes())
+        listed = [
+            (url, lastmod)
+            for url, lastmod in changes()
+            if any(select_changed([(url, lastmod)], after))
+        ]
         print(f"IndexNow (dry run): {len(listed)} URL(s) changed since {after}", file=out)
         for url, when in listed:
-            print(f"  {when.isoformat()} {url}", file=out)
+            print(f"  {when} {url}", file=out)
         return 0
     outcome = submit(
         changes(), state_path=state_path, host=host, key=key, endpoint=endpoint, since=after

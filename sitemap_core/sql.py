@@ -224,6 +224,22 @@ def install_change_log(conn: sqlite3.Connection, table: str, key: str, log_table
                 " deletes rows without a DELETE trigger, so a change log would miss them;"
                 " use install_version_triggers() (version_table=) instead"
             )
+    # An INTEGER PRIMARY KEY is the rowid, unique without an index pragma_index_list
+    # shows: a REPLACE clashing there deletes a row without a DELETE trigger too.
+    primary = [
+        (name, kind)
+        for name, kind, rank in conn.execute(
+            "SELECT name, type, pk FROM pragma_table_info(?)", (table,)
+        )
+        if rank
+    ]
+    if len(primary) == 1 and primary[0][1].upper() == "INTEGER" and primary[0][0] != key:
+        raise ConfigurationError(
+            f"table {table!r} has the INTEGER PRIMARY KEY {primary[0][0]!r} besides the key"
+            f" {key!r}: INSERT OR REPLACE there deletes rows without a DELETE trigger, so a"
+            " change log would miss them; use install_version_triggers() (version_table=)"
+            " instead, or the primary key as the key"
+        )
     conn.execute(f"CREATE TABLE IF NOT EXISTS {log} (id INTEGER PRIMARY KEY AUTOINCREMENT, key)")
     # A page's fingerprint is the last change logged in its range of keys: one index
     # range read (see SQLiteSource.fingerprint).
@@ -308,9 +324,12 @@ class SQLiteSource:
             )
             self._version_params: tuple[str, ...] = (change_log, change_log)
             self._changes_sql = f"SELECT MIN(id), MIN(key) FROM {log} WHERE id > ?"
-            # The last change logged among the keys of a range (open-ended for the last).
-            self._range_changes_sql = f"SELECT MAX(id) FROM {log} WHERE key BETWEEN ? AND ?"
-            self._tail_changes_sql = f"SELECT MAX(id) FROM {log} WHERE key >= ?"
+            # The last change logged among the keys of a range.
+            # and the oldest change the log still holds (which pruning moves up).
+            self._range_changes_sql = (
+                f"SELECT (SELECT MAX(id) FROM {log} WHERE key BETWEEN ? AND ?),"
+                f" (SELECT MIN(id) FROM {log})"
+            )
         #: Facts of one version of the table (only with ``version_table``).
         self._facts: _Facts | None = None
         #: Each thread's connection for fact queries (see _facts_connection).
@@ -548,8 +567,10 @@ class SQLiteSource:
         change logged between them. It is the same for the same table in
         every process, and moves with any change of the page's rows (logged by key),
         and with any change before them (which moves its first key); a page that a write
-        elsewhere left as it was keeps its ETag, and its cached copy. Other tables give
-        their whole-table value for a page too.
+        elsewhere left as it was keeps its ETag, and its cached copy (but for the log's
+        first entry and a prune, which move every unlogged page's low mark once). Text
+        keys (whose collation the log does not share) and a last page that is not full
+        give the table's version. Other tables give their whole-table value for a page.
         """
         if stop < WHOLE and self._changes_sql is not None:
             with self._facts_connection() as conn:
@@ -572,14 +593,24 @@ class SQLiteSource:
     ) -> object:
         # The page's first and last keys (anchors, remembered per version) and the last
         # change logged between them: rows added after the page leave it as it was.
+        # Numeric keys only: text keys sort by their column's collation, which the
+        # log's untyped column does not share, so BETWEEN could miss a change.
+        version = facts.version if facts is not None else None
         first = self._anchor(conn, facts, start)
         if first is _END or stop <= start:
-            return ("page", None)  # past the end: no rows
+            return ("page", None, version)  # past the end: no rows
         last = self._anchor(conn, facts, stop - 1)
-        if last is _END:  # the table ends inside the page
-            (change,) = conn.execute(self._tail_changes_sql, (first,)).fetchone()
-            return ("page", first, None, change)
-        (change,) = conn.execute(self._range_changes_sql, (first, last)).fetchone()
+        if last is _END:  # the table ends inside the page: it grows with any append
+            return ("table", version)
+        if not (_number(first) and _number(last)):
+            return ("table", version)
+        change, oldest = conn.execute(self._range_changes_sql, (first, last)).fetchone()
+        if change is None:
+            # No change of the range is in the log: none since the log began, or pruned
+            # away. The log's low mark (its oldest id, or the version when it is empty)
+            # only rises, and rises past any pruned change, so no state of the range can
+            # come back under an earlier state's fingerprint.
+            return ("page", first, last, None, version if oldest is None else oldest)
         return ("page", first, last, change)
 
     def newest(self, start: int, stop: int) -> str | None:

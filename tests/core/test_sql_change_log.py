@@ -317,6 +317,8 @@ def test_a_page_fingerprint_moves_exactly_when_its_rows_might_have(
 
 def test_an_append_keeps_every_full_page_fingerprint(tmp_path: Path) -> None:
     path = make_logged_db(tmp_path / "db", 40)  # four full pages
+    # A log in use (its first entry moves the low mark of the pages it never saw).
+    write(path, "UPDATE posts SET updated_at = '2024-05-01' WHERE id = 2")
     src = logged(lambda: sqlite3.connect(path))
     before = page_fingerprints(src)
     write(path, "INSERT INTO posts VALUES (41, 'p41', '2024-06-01')")
@@ -326,3 +328,40 @@ def test_an_append_keeps_every_full_page_fingerprint(tmp_path: Path) -> None:
     again = page_fingerprints(src)
     assert again[1] != after[1] and [again[i] for i in (0, 2, 3)] == [after[i] for i in (0, 2, 3)]
     assert src.fingerprint(0, sys.maxsize) == src.fingerprint(0, sys.maxsize)  # the version
+
+
+def test_a_page_of_text_keys_in_another_collation_moves_with_any_change(tmp_path: Path) -> None:
+    # The log's key column compares bytes; a NOCASE key orders 'B' between 'a' and 'c'.
+    path = tmp_path / "db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE t (slug TEXT PRIMARY KEY COLLATE NOCASE, lastmod TEXT)")
+        db.executemany("INSERT INTO t VALUES (?, '2024-01-01')", [(s,) for s in "aBcdEf"])
+        install_change_log(db, "t", "slug", "t_log")
+    db.close()
+    src = SQLiteSource(
+        lambda: sqlite3.connect(path), "t", "slug",
+        lambda row: (f"https://x.test/{row[0]}", row[1], None, None),
+        columns=("slug", "lastmod"), lastmod="lastmod", change_log="t_log", row_factory=None,
+    )  # fmt: skip
+    before = src.fingerprint(0, 3)
+    write(path, "UPDATE t SET lastmod = '2025-06-01' WHERE slug = 'B'")
+    assert src.fingerprint(0, 3) != before
+
+
+def test_a_pruned_log_never_brings_back_an_old_page_fingerprint(tmp_path: Path) -> None:
+    path = make_logged_db(tmp_path / "db", 30)
+    src = logged(lambda: sqlite3.connect(path))
+    seen = {src.fingerprint(0, 10)}
+    write(path, "UPDATE posts SET updated_at = '2023-06-01' WHERE id = 3")
+    seen.add(src.fingerprint(0, 10))
+    write(path, "DELETE FROM posts_changes")  # pruned: nothing of the page is logged now
+    assert src.fingerprint(0, 10) not in seen
+    assert src.fingerprint(0, 10) == logged(lambda: sqlite3.connect(path)).fingerprint(0, 10)
+
+
+def test_an_integer_primary_key_besides_the_key_is_refused(tmp_path: Path) -> None:
+    with sqlite3.connect(tmp_path / "db") as db:
+        db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, pos INTEGER, lastmod TEXT)")
+        with pytest.raises(ConfigurationError, match="INTEGER PRIMARY KEY 'id'"):
+            install_change_log(db, "t", "pos", "t_log")
+    db.close()

@@ -81,9 +81,14 @@ def test_changed_urls_reach_a_real_endpoint_which_checks_the_served_key(
         assert [sorted(urls) for urls in submitted(server)] == [sorted(changed)]
         assert server.posts[-1].status == 200
         assert server.posts[-1].payload["key"] == KEY
-        # Nothing changed since: no request.
-        assert indexnow(served, str(state), endpoint=server.endpoint) == 0
+        # Nothing changed since a given time: no request.
+        later = datetime.now(UTC)
+        assert indexnow(served, str(state), endpoint=server.endpoint, since=later) == 0
         assert len(server.posts) == 1
+        # The next run's window reaches back into the last one's a little (a lastmod is
+        # written before its commit): the same URLs again, nothing else.
+        assert indexnow(served, str(state), endpoint=server.endpoint) == 0
+        assert [sorted(urls) for urls in submitted(server)] == [sorted(changed)] * 2
 
 
 @pytest.mark.parametrize("name", list(FRONTS))
@@ -200,3 +205,17 @@ def test_flask_sitemap_has_the_same_subcommands_as_the_console_script(
     assert bad.exit_code == 1 and '"priority-range"' in bad.output
     assert main(["check", str(broken), "--json"]) == 1
     assert '"priority-range"' in capsys.readouterr().out
+
+
+def test_the_dry_run_lists_a_date_only_change_after_the_last_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A date alone may be any time of its day: a run at 09:00 must not make a change
+    # dated that day (made at 15:00, say) invisible to the next run.
+    posts = Posts()
+    app = app_of(FRONTS["wsgi-middleware"], posts)
+    today = datetime.now(UTC).date()
+    posts.entries[4] = Entry(f"{BASE}/posts/4", lastmod=today)
+    morning = datetime.combine(today, datetime.min.time(), UTC) + timedelta(hours=9)
+    indexnow(find_served(app), str(tmp_path / "s.json"), since=morning, dry_run=True)
+    assert f"{BASE}/posts/4" in capsys.readouterr().out

@@ -133,3 +133,46 @@ def test_an_app_with_url_defaults_is_not_fingerprinted() -> None:
     assert b"lang=en" in first.data
     site = sitemapper._site(app)
     assert [source.fingerprint(0, 1) for source in site.sources.values()] == [None]
+
+
+def test_an_unfingerprinted_route_source_calls_params_once_per_index() -> None:
+    calls: list[int] = []
+    app = Flask(__name__)
+    app.config["SITEMAP_BASE_URL"] = BASE
+    app.config["SITEMAP_PAGE_SIZE"] = 100
+    sitemapper = Sitemapper(app)
+
+    def many() -> list[dict[str, Any]]:
+        calls.append(1)
+        return [{"n": n} for n in range(1_500)]
+
+    @app.get("/n/<int:n>")
+    @sitemapper.include(params=many)
+    def item(n: int) -> str:
+        return str(n)
+
+    client = app.test_client()
+    client.get("/sitemap.xml")
+    for _ in range(2):
+        calls.clear()
+        assert client.get("/sitemap.xml").status_code == 200
+        assert len(calls) == 1  # counted once; no page walked for a Last-Modified
+
+
+def test_a_bad_item_fails_its_page_not_the_index() -> None:
+    app = Flask(__name__)
+    app.config["SITEMAP_BASE_URL"] = BASE
+    app.config["SITEMAP_PAGE_SIZE"] = 2
+    app.config["PROPAGATE_EXCEPTIONS"] = False
+    sitemapper = Sitemapper(app)
+    items = [({"n": 1}, {}), ({"n": 2}, {}), ({"n": 3}, {"priority": 5})]
+
+    @app.get("/n/<int:n>")
+    @sitemapper.include(params=lambda: items, lastmod="2024-05-01")
+    def item(n: int) -> str:
+        return str(n)
+
+    client = app.test_client()
+    client.get("/")  # the app serves: routes are final
+    assert client.get("/sitemap.xml").status_code == 200
+    assert client.get("/sitemap-pages-2.xml").status_code == 500

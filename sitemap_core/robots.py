@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from .feed import FEED_PATH
 from .hosts import BaseURL
 from .limits import MAX_ROBOTS_BYTES
 
@@ -27,17 +28,22 @@ REPLACED_HEADERS = frozenset(
 )
 
 
-def sitemap_urls(base: BaseURL, index_parts: int = 1, extra: Sequence[str] = ()) -> list[str]:
+def sitemap_urls(
+    base: BaseURL, index_parts: int = 1, extra: Sequence[str] = (), feed: bool = False
+) -> list[str]:
     """The sitemap URLs robots.txt declares for a site at ``base``.
 
     ``/sitemap.xml``, then ``/sitemap-index-N.xml`` for each further part of an index
     split above 50,000 children. Knowing the parts takes the sources' counts; the
     fronts count best-effort and fall back to one part, so that robots.txt keeps
     working even when a source is misconfigured (crawlers read a failing robots.txt
-    as "disallow everything"). ``extra`` are further sitemap URLs, listed after ours
+    as "disallow everything"). With ``feed`` (the site serves it) the feed of recent
+    changes comes next. ``extra`` are further sitemap URLs, listed after ours
     (another host's sitemap that this host vouches for, a static file).
     """
     paths = ["/sitemap.xml"] + [f"/sitemap-index-{n}.xml" for n in range(2, index_parts + 1)]
+    if feed:
+        paths.append(FEED_PATH)
     return [base.join(path) for path in paths] + [url for url in extra]
 
 

@@ -30,7 +30,7 @@ from .cache import PageCache, cache_get, cache_set
 from .compress import GzipStream, accepts_gzip, gzip_chunks
 from .entries import Entry
 from .errors import InvalidEntryError
-from .feed import ATOM_TYPE, FEED_PATH, Recent, cutoff, merge_recent, render_feed
+from .feed import ATOM_TYPE, Recent, cutoff, merge_recent, render_feed
 from .hosts import BaseURL, UntrustedHostError
 from .html import CONTENT_SECURITY_POLICY
 from .http import (
@@ -232,9 +232,8 @@ def answer_robots(
         base = base_url()
     except UntrustedHostError as exc:
         return refuse_host(exc, head) if status == 404 else None
-    listed = [base.join(FEED_PATH)] if feed else []
     parts = 1 if index_parts is None else index_parts(base)
-    urls = sitemap_urls(base, parts, [*listed, *extra_sitemaps])
+    urls = sitemap_urls(base, parts, extra_sitemaps, feed)
     if status == 404:
         return _small(robots_txt(urls, rules), request, head, cache_control)
     merged = merge_robots_bytes(read_body(), urls)

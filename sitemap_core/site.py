@@ -393,8 +393,7 @@ class Site(Generic[S]):
 
     def sitemap_urls(self, base: BaseURL, index_parts: int = 1) -> list[str]:
         """The URLs robots.txt lists: the index (parts), the feed, the extra ones."""
-        feed = [base.join(FEED_PATH)] if self.feed else []
-        return sitemap_urls(base, index_parts, [*feed, *self.extra_sitemaps])
+        return sitemap_urls(base, index_parts, self.extra_sitemaps, self.feed)
 
     def index_capacity(self, base: BaseURL) -> int:
         """How many children one ``<sitemapindex>`` file of this site holds.

@@ -13,9 +13,10 @@ import anyio
 import anyio.from_thread
 
 from sitemap_core import BaseURL
+from sitemap_core.aio import recent_changes_async
 from sitemap_core.build import Fetch, Fetched
 from sitemap_core.cli import CommandError, Served
-from sitemap_core.feed import Recent, merge_recent
+from sitemap_core.feed import Recent
 from sitemap_core.hosts import BasePolicy
 
 from .middleware import SitemapMiddleware
@@ -164,12 +165,10 @@ def asgi_served(
         async with anyio.create_task_group() as task_group:
             runner = ThreadRunner(task_group)
             try:
-                groups = [
-                    await source.recent(runner, limit, since) for source in site.sources.values()
-                ]
+                found = await recent_changes_async(site.sources.values(), runner, limit, since)
             finally:
                 runner.close()
-        return merge_recent(groups, limit)
+        return found
 
     def recent(limit: int, since: datetime | None) -> list[Recent]:
         return anyio.run(gather, limit, since)

@@ -21,9 +21,10 @@ from werkzeug.test import EnvironBuilder, run_wsgi_app
 from sitemap_core import BaseURL, ConfigurationError
 from sitemap_core.build import Fetch, Fetched
 from sitemap_core.cli import CommandError, Served, build_command, indexnow
-from sitemap_core.feed import Recent, merge_recent
+from sitemap_core.feed import Recent
 from sitemap_core.hosts import BasePolicy
 from sitemap_core.indexnow import DEFAULT_ENDPOINT, MAX_URLS_PER_SUBMISSION
+from sitemap_core.sources import recent_changes
 
 if TYPE_CHECKING:
     from .wsgi import SitemapMiddleware
@@ -81,8 +82,7 @@ def flask_served(app: Flask, base: BaseURL | None = None, *, outer: Any = None) 
         with app.test_request_context("/", base_url=known.url) as ctx:
             ctx.url_adapter = _url_adapter(app, known)
             site = sitemapper._site(app)
-            groups = [source.recent(limit, since) for source in site.sources.values()]
-        return merge_recent(groups, limit)
+            return recent_changes(site.sources.values(), limit, since)
 
     def prepare() -> None:
         if settings.base_url != known:
@@ -118,9 +118,7 @@ def wsgi_served(
             middleware.base_policy = BasePolicy(known, middleware.base_policy.allowed_hosts)
 
     def recent(limit: int, since: datetime | None) -> list[Recent]:
-        return merge_recent(
-            [source.recent(limit, since) for source in site.sources.values()], limit
-        )
+        return recent_changes(site.sources.values(), limit, since)
 
     fetch = wsgi_fetch(middleware if outer is None else outer, known, prepare)
     return Served("WSGI SitemapMiddleware", known, site.indexnow_key, recent, fetch, site)

@@ -630,8 +630,7 @@ async def respond_async(
             return cached_reply(answer, hit)
     if step.target.kind == "feed":
         since = cutoff(site.feed_max_days)
-        groups = [await source.recent(runner, site.feed_size, since) for source in step.sources]
-        items = merge_recent(groups, site.feed_size)
+        items = await recent_changes_async(step.sources, runner, site.feed_size, since)
         return await runner.run_sync(lambda: feed_reply(site, step, memo, items))
     recalled = recalled_plan(site, step)
     if recalled is not None:
@@ -870,3 +869,10 @@ async def _logged(rest: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
         raise
     finally:
         await _aclose(rest)
+
+
+async def recent_changes_async(
+    sources: Iterable[AsyncUrlSource], runner: Runner, limit: int, since: datetime | None = None
+) -> list[Recent]:
+    """As :func:`~sitemap_core.sources.recent_changes`, for async sources."""
+    return merge_recent([await source.recent(runner, limit, since) for source in sources], limit)

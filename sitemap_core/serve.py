@@ -30,7 +30,7 @@ from .cache import PageCache, cache_get, cache_set
 from .compress import GzipStream, accepts_gzip, gzip_chunks
 from .entries import Entry
 from .errors import InvalidEntryError
-from .feed import ATOM_TYPE, Recent, cutoff, merge_recent, render_feed
+from .feed import ATOM_TYPE, Recent, cutoff, render_feed
 from .hosts import BaseURL, UntrustedHostError
 from .html import CONTENT_SECURITY_POLICY
 from .http import (
@@ -49,7 +49,7 @@ from .recall import Check, Recalled, StaleValidatorsError, hash_dates, probed
 from .render import DocumentEncoder
 from .robots import REPLACED_HEADERS, is_mergeable, merge_robots_bytes, robots_txt, sitemap_urls
 from .site import BATCH_SIZE, Plan, S, Site, Target, check_complete
-from .sources import UrlSource
+from .sources import UrlSource, recent_changes
 from .validators import (
     Validators,
     digest_etag,
@@ -991,8 +991,8 @@ def respond(
             return cached_reply(answer, hit)
     if step.target.kind == "feed":
         since = cutoff(site.feed_max_days)
-        groups = [source.recent(site.feed_size, since) for source in step.sources]
-        return feed_reply(site, step, memo, merge_recent(groups, site.feed_size))
+        items = recent_changes(step.sources, site.feed_size, since)
+        return feed_reply(site, step, memo, items)
     recalled = recalled_plan(site, step)
     if recalled is not None:
         answered = _respond_recalled(site, step, *recalled)

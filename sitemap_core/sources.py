@@ -30,7 +30,7 @@ from typing import Any, Protocol, TypeAlias, runtime_checkable
 
 from .entries import Entry, normalise_lastmod
 from .errors import ConfigurationError, InvalidEntryError
-from .feed import NewestEntries, Recent
+from .feed import NewestEntries, Recent, merge_recent
 from .limits import MAX_SITEMAP_BYTES, MAX_URLS_PER_SITEMAP
 from .newsroom import news_epoch
 from .rows import Row, RowBatch, entry_from_row
@@ -378,3 +378,11 @@ def _skip_slice(items: Iterable[Item], start: int, stop: int) -> Iterable[Item]:
     if isinstance(items, Sliceable):
         return items[start:stop]
     return islice(items, start, stop)
+
+
+def recent_changes(
+    sources: Iterable[UrlSource], limit: int, since: datetime | None = None
+) -> list[Recent]:
+    """The ``limit`` most recent changes across ``sources``, newest first, each URL
+    once (see :meth:`UrlSource.recent`): what the feed lists and IndexNow submits."""
+    return merge_recent([source.recent(limit, since) for source in sources], limit)

@@ -20,7 +20,6 @@ from collections.abc import (
 )
 from datetime import datetime
 from functools import partial
-from itertools import islice
 from tempfile import SpooledTemporaryFile
 from typing import IO, Any, Protocol, TypeVar, runtime_checkable
 
@@ -70,6 +69,7 @@ from .sources import (
     UrlSource,
     check_name,
     coerce_batch,
+    newest_listed,
     range_fact,
     recent_lister,
 )
@@ -283,11 +283,10 @@ class AsyncUrlSource:
         if self.threaded is not None:
             threaded = self.threaded
             return await runner.run_sync(lambda: threaded.recent(limit, since))
-        kept = NewestEntries(limit, since)
         listed = None if self._recent is None else await self._recent(limit)
         if listed is not None:
-            kept.add(coerce_batch(list(islice(iter(listed), limit)), self.name))
-            return kept.newest_first()
+            return newest_listed(listed, limit, since, self.name)
+        kept = NewestEntries(limit, since)
         async for batch in self.batches(runner, 0, WHOLE):  # one walk, no count first
             kept.add(batch)
         return kept.newest_first()

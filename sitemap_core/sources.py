@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import inspect
 import re
-import sys
 from collections.abc import Callable, Iterable, Iterator, Sized
 from dataclasses import dataclass
 from datetime import datetime
@@ -31,6 +30,7 @@ from typing import Any, Protocol, TypeAlias, runtime_checkable
 from .entries import Entry, normalise_lastmod
 from .errors import ConfigurationError, InvalidEntryError
 from .feed import NewestEntries, Recent, merge_recent
+from .known import WHOLE
 from .limits import MAX_SITEMAP_BYTES, MAX_URLS_PER_SITEMAP
 from .newsroom import news_epoch
 from .rows import Row, RowBatch, entry_from_row
@@ -298,14 +298,13 @@ class UrlSource:
         cannot tell); otherwise from one walk of all its entries keeping the newest (see
         :class:`~sitemap_core.feed.NewestEntries`).
         """
-        kept = NewestEntries(limit, since)
         listed = None if self._recent is None else self._recent(limit)
         if listed is not None:
-            kept.add(coerce_batch(list(islice(iter(listed), limit)), self.name))
-            return kept.newest_first()
+            return newest_listed(listed, limit, since, self.name)
+        kept = NewestEntries(limit, since)
         # One walk to the end, without counting first (a count of a plain generator
         # is a walk of its own).
-        for batch in self.batches(0, sys.maxsize):
+        for batch in self.batches(0, WHOLE):
             kept.add(batch)
         return kept.newest_first()
 
@@ -386,3 +385,13 @@ def recent_changes(
     """The ``limit`` most recent changes across ``sources``, newest first, each URL
     once (see :meth:`UrlSource.recent`): what the feed lists and IndexNow submits."""
     return merge_recent([source.recent(limit, since) for source in sources], limit)
+
+
+def newest_listed(
+    listed: Iterable[Item], limit: int, since: datetime | None, source: str
+) -> list[Recent]:
+    """A source's own ``recent(limit)`` answer: at most ``limit`` items, validated as
+    any entry is, those changed after ``since``, newest first."""
+    kept = NewestEntries(limit, since)
+    kept.add(coerce_batch(list(islice(iter(listed), limit)), source))
+    return kept.newest_first()

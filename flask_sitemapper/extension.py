@@ -606,7 +606,7 @@ class Sitemapper:
     def _stands_aside(self, app: Flask, state: _AppState) -> bool:
         """Whether the app routes ``/sitemap.xml`` itself (a flask-sitemapper 1.8 app
         returning ``generate()`` there): the package's sitemap paths are then its."""
-        return "GET" in self._own_paths(app, state).get("/sitemap.xml", ())
+        return _routes_sitemap_xml(self._own_paths(app, state))
 
     def _serve(self, page: str | None = None, document: str | None = None) -> Response:
         """View of every sitemap path; ``page`` is parsed by the core, not here."""
@@ -623,8 +623,8 @@ class Sitemapper:
             # The app's own route of this path did not take the method, so Werkzeug
             # went on to the package's rule: answer as the app would alone.
             raise MethodNotAllowed(valid_methods=sorted(own))
-        if "GET" in own_paths.get("/sitemap.xml", ()):
-            abort(404)  # the app serves /sitemap.xml itself (see _stands_aside)
+        if _routes_sitemap_xml(own_paths):
+            abort(404)  # the package stands aside (the own paths read once, above)
         try:
             settings = self._settings(app)
         except ConfigurationError:  # logged when the value was first seen
@@ -856,6 +856,11 @@ def _warn_unknown_keys(config: Mapping[str, Any]) -> None:
             close = difflib.get_close_matches(key, known, n=1)
             hint = f" (did you mean {close[0]}?)" if close else ""
             logger.warning("%s is not a setting of flask_sitemapper%s", key, hint)
+
+
+def _routes_sitemap_xml(own_paths: Mapping[str, frozenset[str]]) -> bool:
+    # The app's own rules (see Sitemapper._own_paths) answer GET /sitemap.xml.
+    return "GET" in own_paths.get("/sitemap.xml", ())
 
 
 def _is_head() -> bool:

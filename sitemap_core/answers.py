@@ -56,10 +56,10 @@ class Answers:
     ) -> Hashable | None:
         """The key of ``document`` with the whole-source fingerprints in ``whole``.
 
-        None when a source has no fingerprint (nothing proves it unchanged) or one
-        cannot be keyed (an unhashable value): such documents are worked out each time.
-        Fingerprints are keyed by type as well as value, as ETags are (1 and 1.0 name
-        one version to Python's equality, not to a fingerprint).
+        None when a source has no fingerprint (nothing proves it unchanged): such
+        documents are worked out each time. Fingerprints are keyed by type as well as
+        value, as ETags are (1 and 1.0 name one version to Python's equality, not to a
+        fingerprint); ``_typed`` makes any value hashable (others by their repr).
         """
         fingerprints = []
         for name in sources:
@@ -67,12 +67,7 @@ class Answers:
             if value is None:
                 return None
             fingerprints.append(value)
-        try:
-            key = (document, _typed(tuple(fingerprints)))
-            hash(key)
-        except TypeError:
-            return None
-        return key
+        return (document, _typed(tuple(fingerprints)))
 
     def get(self, key: Hashable) -> Answer | None:
         """The answer remembered under ``key``, or None."""

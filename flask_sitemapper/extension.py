@@ -128,7 +128,7 @@ from .compat import (
     page_path,
     without_vary,
 )
-from .routes import Params, RouteSpec, route_entries, routes_fingerprint, routes_newest
+from .routes import Params, RoutesFingerprint, RouteSpec, route_entries, routes_newest
 
 __all__ = ["Sitemapper"]
 
@@ -493,13 +493,15 @@ class Sitemapper:
 
     # Serving -------------------------------------------------------------------------
 
-    def _settings(self, app: Flask) -> Settings:
+    def _settings(self, app: Flask, state: _AppState | None = None) -> Settings:
         """The app's settings now; raises :class:`ConfigurationError` if one is bad.
 
         Checked again only when a value changed since the last look (one tuple
-        comparison per request otherwise); a bad value is logged once.
+        comparison per request otherwise); a bad value is logged once. ``state`` is
+        the app's, when the caller has it already.
         """
-        state = self._state(app)
+        if state is None:
+            state = self._state(app)
         snapshot = _snapshot(app.config)
         seen, outcome = state.seen
         if snapshot != seen:
@@ -569,7 +571,7 @@ class Sitemapper:
             name,
             lambda: sum(spec.count(app) for spec in present),
             lambda start, stop: route_entries(app, present, start, stop),
-            fingerprint=lambda start, stop: routes_fingerprint(app, present),
+            fingerprint=RoutesFingerprint(app, present),
             newest=lambda start, stop: routes_newest(app, present, name, start, stop),
         )
 
@@ -626,7 +628,7 @@ class Sitemapper:
         if _routes_sitemap_xml(own_paths):
             abort(404)  # the package stands aside (the own paths read once, above)
         try:
-            settings = self._settings(app)
+            settings = self._settings(app, state)
         except ConfigurationError:  # logged when the value was first seen
             return _to_response(app, plain_text(500, "Internal Server Error\n", _is_head()))
 
@@ -644,11 +646,13 @@ class Sitemapper:
         reply = respond(site, req.method, path, base_url, headers, protocol)
         if reply is None:
             abort(404)
+        if reply.status == 304:
+            # Nothing to send: no context to keep alive for it (and no ABC check, which
+            # costs a 304 more than its own headers).
+            return app.response_class((), status=304, headers=reply.headers)
         body = reply.body
         assert isinstance(body, Iterable)  # the sync core never gives an async body
-        if reply.status == 304:
-            body = ()  # nothing to send: no context to keep alive for it
-        elif isinstance(body, Iterator) and req.method != "HEAD":
+        if isinstance(body, Iterator) and req.method != "HEAD":
             # Keeps this request's context (and its URL adapter) alive while the server
             # iterates; its teardown then runs once, after the last chunk.
             body = stream_with_context(body)

@@ -42,7 +42,7 @@ from sitemap_core.validators import lastmod_instant
 
 from .urls import UrlBuilder
 
-__all__ = ["Params", "RouteSpec", "route_entries", "routes_fingerprint", "routes_newest"]
+__all__ = ["Params", "RouteSpec", "RoutesFingerprint", "route_entries", "routes_newest"]
 
 
 @dataclass
@@ -202,20 +202,32 @@ class RouteSpec:
                 self.param_items(), endpoint, self.defaults, self.languages, build_url, rows=True
             )
 
-    def fingerprint_part(self, app: Flask) -> object | None:
-        """What this spec's URLs and fields depend on, or None when it cannot be told
-        cheaply (see :func:`~sitemap_core.params.params_fingerprint`)."""
-        # The endpoints found (checked by count(), which asks the same request).
-        endpoints = tuple(self.find_endpoints(app))
-        if self.params is None:
-            return endpoints  # a static route: its URL is fixed once the app serves
+    def params_digest(self) -> str | None:
+        """A digest of this spec's params' values (one call of ``params``), or None when
+        they cannot be digested cheaply (see
+        :func:`~sitemap_core.params.params_fingerprint`); then never tried again."""
         if self._unfingerprinted:
             return None
         digest = params_fingerprint(self.param_items())
         if digest is None:
             self._unfingerprinted = True
-            return None
-        return (endpoints, digest)
+        return digest
+
+    def fixed_part(self, app: Flask) -> tuple[object, ...]:
+        """What this spec's URLs and fields depend on besides its params, in ``app``
+        (asked once the app serves, when its routes are final): the rules of its
+        endpoints, its default fields as entries write them and its hreflang group.
+        A deploy that renames a route or changes a default changes this, and so every
+        ETag of the source, though no params value moved."""
+        rules = tuple(
+            (endpoint, rule.rule, rule.subdomain, rule.host, sorted((rule.defaults or {}).items()))
+            for endpoint in self.find_endpoints(app)
+            for rule in app.url_map.iter_rules(endpoint)
+        )
+        # Normalised by the entry that validated them: a date and its text agree.
+        sample = Entry("http://fields.invalid/", **self.defaults)
+        fields = (sample.lastmod, sample.changefreq, sample.priority)
+        return (self.label, rules, fields, self.languages, self.fields_only)
 
     def _url_builds(self, app: Flask) -> Iterator[tuple[str, Callable[[Mapping[str, Any]], str]]]:
         """Each endpoint with the ``build`` of its kept URL builder."""
@@ -248,25 +260,42 @@ def _required_arguments(view: Callable[..., Any]) -> list[str]:
     ]
 
 
-def routes_fingerprint(app: Flask, specs: list[RouteSpec]) -> object | None:
-    """The fingerprint of the route source made of ``specs``, or None.
+class RoutesFingerprint:
+    """The fingerprint of one app's route source made of ``specs`` (called with the
+    range asked, which a route source's fingerprint does not depend on).
 
     A route source lists what its specs' params give, on routes that are fixed once the
-    app serves: so the params' values are all that can change (one call of each
-    ``params`` per request, as counting them was). An app with ``url_defaults``
-    functions has none: they may fill URL values from anything, at each build.
+    app serves: so each request digests the params' values (one call of each ``params``,
+    as counting them was), and what else the URLs depend on (rules, default fields) is
+    digested once. None for an app with ``url_defaults`` functions (they may fill URL
+    values from anything, at each build) or params that cannot be digested cheaply.
     """
-    if not _fingerprintable(app, specs):
-        return None
-    parts = []
-    for spec in specs:
-        part = spec.fingerprint_part(app)
-        if part is None:
+
+    def __init__(self, app: Flask, specs: list[RouteSpec]) -> None:
+        self._app = app
+        self._specs = specs
+        self._with_params = [spec for spec in specs if spec.params is not None]
+        self._fixed: str | None = None
+
+    def __call__(self, start: int = 0, stop: int | None = None) -> str | None:
+        """The fingerprint now (the same for every range of the source)."""
+        app = self._app
+        # Not _fingerprintable(): params_digest() checks its own spec's flag, and the
+        # static specs have none.
+        if not app._got_first_request or any(app.url_default_functions.values()):
             return None
-        parts.append(part)
-    # One short text (endpoint names and digests have a stable repr): the fingerprint
-    # is keyed on every request, and a nested tuple costs more to key than to make.
-    return "routes:" + hashlib.sha256(repr(parts).encode()).hexdigest()
+        if self._fixed is None:
+            fixed = repr([spec.fixed_part(app) for spec in self._specs])
+            self._fixed = "routes:" + hashlib.sha256(fixed.encode()).hexdigest()[:32]
+        parts = [self._fixed]
+        for spec in self._with_params:
+            digest = spec.params_digest()
+            if digest is None:
+                return None
+            parts.append(digest)
+        # One short text: the fingerprint is keyed on every request, and joining the
+        # digests costs less than digesting them again.
+        return ":".join(parts)
 
 
 def routes_newest(
@@ -276,7 +305,7 @@ def routes_newest(
     one has none (Last-Modified is only claimed for a range whose every entry is dated).
 
     Asked only of a fingerprinted route source, whose params are short (see
-    :func:`routes_fingerprint`), and remembered while its fingerprint holds.
+    :class:`RoutesFingerprint`), and remembered while its fingerprint holds.
     """
     if not _fingerprintable(app, specs):
         # Nothing would remember the answer: each index would walk every page (and call

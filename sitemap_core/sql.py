@@ -314,9 +314,9 @@ class SQLiteSource:
             self._version_sql = f"SELECT version FROM {_ident('version_table', version_table)}"
         elif change_log is not None:
             log = _ident("change_log", change_log)
-            # The AUTOINCREMENT counter: monotonic, and still there once the log is pruned.
-            # The AUTOINCREMENT counter; a table that is not there is an error, not a
-            # version 0 that never moves (names compare case-insensitively in SQL).
+            # The AUTOINCREMENT counter: monotonic, and still there once the log is
+            # pruned. A log table that is not there is an error, not a version 0 that
+            # never moves (names compare case-insensitively in SQL).
             self._version_sql = (
                 "SELECT (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
                 " COLLATE NOCASE), COALESCE((SELECT seq FROM sqlite_sequence WHERE name = ?"
@@ -395,19 +395,28 @@ class SQLiteSource:
         then. A process started by fork() opens its own; a connection that failed is
         dropped. Pages stream on a connection of their own (:meth:`_rows`).
         """
+        conn = self._held_connection()
+        try:
+            yield conn
+        except BaseException:
+            self._drop_connection(conn)
+            raise
+        if conn.in_transaction:
+            conn.rollback()  # read-only work: ending the snapshot is all this does
+
+    def _held_connection(self) -> sqlite3.Connection:
+        """This thread's facts connection (opened on first use, and after a fork)."""
         held = getattr(self._local, "held", None)
         conn = held[1] if held is not None and held[0] == os.getpid() else None
         if conn is None:
             conn = self._connect()
             self._local.held = (os.getpid(), conn)
-        try:
-            yield conn
-        except BaseException:
-            self._local.held = None
-            conn.close()
-            raise
-        if conn.in_transaction:
-            conn.rollback()  # read-only work: ending the snapshot is all this does
+        return conn
+
+    def _drop_connection(self, conn: sqlite3.Connection) -> None:
+        """Forget and close a facts connection that failed."""
+        self._local.held = None
+        conn.close()
 
     # -- snapshot, version and memo ------------------------------------------------------
 
@@ -575,14 +584,21 @@ class SQLiteSource:
         if stop < WHOLE and self._changes_sql is not None:
             with self._facts_connection() as conn:
                 return self._page_fingerprint(conn, self._begin(conn), start, stop)
-        with self._facts_connection() as conn:
-            if self._version_sql is not None and not conn.in_transaction:
-                # The version alone: one statement is its own snapshot, so no BEGIN
-                # (and no rollback after): a 304 costs one round trip per source.
-                version = self._read_version(conn)
+        if self._version_sql is not None:
+            # The version alone, on what a 304 of the index asks each request: one
+            # statement is its own snapshot, so no BEGIN (and no rollback after), and
+            # no context manager around it either.
+            conn = self._held_connection()
+            if not conn.in_transaction:
+                try:
+                    version = self._read_version(conn)
+                except BaseException:
+                    self._drop_connection(conn)
+                    raise
                 known = self._facts
                 if known is not None and known.version == version:
                     return version
+        with self._facts_connection() as conn:
             facts = self._begin(conn)
             if facts is not None:
                 return facts.version

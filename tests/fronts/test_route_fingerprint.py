@@ -176,3 +176,41 @@ def test_a_bad_item_fails_its_page_not_the_index() -> None:
     client.get("/")  # the app serves: routes are final
     assert client.get("/sitemap.xml").status_code == 200
     assert client.get("/sitemap-pages-2.xml").status_code == 500
+
+
+def deployed(rule: str, changefreq: str, lang_values: tuple[str, ...]) -> str:
+    """The index ETag of an app whose routes and default fields are as given, and whose
+    params are the same in every variant: what a deploy changes without touching data."""
+    app = Flask(__name__)
+    app.config["SITEMAP_BASE_URL"] = BASE
+    sitemapper = Sitemapper(app)
+
+    @app.get(rule)
+    @sitemapper.include(params=[{"tag": "flask"}], changefreq=changefreq)
+    def tag(tag: str) -> str:
+        return tag
+
+    @app.get("/<lang>/about")
+    @sitemapper.include(hreflang="lang", languages=list(lang_values))
+    def about(lang: str) -> str:
+        return lang
+
+    client = app.test_client()
+    first = client.get("/sitemap.xml")
+    # Asked twice: the second answer comes from what the first remembered.
+    assert client.get("/sitemap.xml").headers["ETag"] == first.headers["ETag"]
+    return first.headers["ETag"]
+
+
+def test_a_deploy_that_moves_a_route_or_a_default_changes_the_etag() -> None:
+    # The params give the same values in each app, so only the fixed part (rules,
+    # default fields, hreflang group) can tell these apart; their URLs or fields differ.
+    variants = [
+        ("/tags/<tag>", "weekly", ("en", "de")),
+        ("/topics/<tag>", "weekly", ("en", "de")),
+        ("/tags/<tag>", "daily", ("en", "de")),
+        ("/tags/<tag>", "weekly", ("en", "fr")),
+    ]
+    etags = [deployed(*variant) for variant in variants]
+    assert len(set(etags)) == len(variants), etags
+    assert deployed(*variants[0]) == etags[0]  # and a second worker agrees

@@ -1,11 +1,11 @@
 """A throwaway PostgreSQL server for the tests, started from the installed binaries.
 
-:func:`postgres_server` runs ``initdb`` into a temporary folder, starts the server with
+:func:`start_postgres` runs ``initdb`` into a temporary folder, starts the server with
 ``pg_ctl`` on a free port of 127.0.0.1 (its unix socket in the same folder, so nothing
 system-wide is touched), creates the database ``sitemap`` and yields its SQLAlchemy
 URL; the server is stopped and the folder removed afterwards. ``initdb`` refuses to
 run as root, so under root the server runs as the ``postgres`` user (``nobody`` when
-there is none), which owns the folder.
+there is none), which owns the folder. :func:`postgres_server` is the same for a test.
 
 Without PostgreSQL (Debian: ``apt-get install postgresql``; ``scripts/test`` installs
 it when it can) the tests that need it are skipped, except under CI (``CI`` set to
@@ -21,11 +21,9 @@ import shutil
 import socket
 import subprocess
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
-
-import pytest
 
 INSTALL_HINT = "PostgreSQL is not installed (Debian: apt-get install postgresql)"
 
@@ -37,6 +35,8 @@ def in_ci() -> bool:
 
 def unavailable(reason: str) -> None:
     """Skip the calling test, or fail it under CI."""
+    import pytest  # here: the benchmarks import this module without pytest
+
     if in_ci():
         pytest.fail(f"{reason} (CI is set, so PostgreSQL tests may not be skipped)", pytrace=False)
     pytest.skip(reason)
@@ -75,19 +75,24 @@ def _server_user() -> str | None:
     return None
 
 
+class Unavailable(RuntimeError):
+    """PostgreSQL cannot run here (not installed, or it did not start); says why."""
+
+
 @contextmanager
-def postgres_server() -> Iterator[str]:
+def start_postgres(settings: Mapping[str, str] | None = None) -> Iterator[str]:
     """Start a private PostgreSQL; yield ``postgresql+psycopg://...`` of a fresh database.
 
-    Skips (fails under CI) when PostgreSQL is not installed or does not start.
+    ``settings`` are extra server settings (``-c name=value``), e.g. a bigger
+    ``shared_buffers`` for a benchmark. Raises :class:`Unavailable` when PostgreSQL is
+    not installed or does not start; no pytest needed (the benchmarks use it too).
     """
     folder = find_bin()
     if folder is None or not (folder / "pg_ctl").exists():
-        unavailable(INSTALL_HINT)
-        raise AssertionError("unreachable")
+        raise Unavailable(INSTALL_HINT)
     user = _server_user()
     if os.geteuid() == 0 and user is None:
-        unavailable("running as root, and no 'postgres' or 'nobody' user to run initdb as")
+        raise Unavailable("running as root, and no 'postgres' or 'nobody' user to run initdb as")
     root = Path(tempfile.mkdtemp(prefix="sitemap-pg-"))
     if user is not None:
         entry = pwd.getpwnam(user)
@@ -114,11 +119,13 @@ def postgres_server() -> Iterator[str]:
                 f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off"
                 " -c synchronous_commit=off -c full_page_writes=off"
             )
+            for name, value in (settings or {}).items():
+                options += f" -c {name}={value}"
             run(str(folder / "pg_ctl"), "-D", str(data), "-l", str(log), "-o", options,
                 "-w", "-t", "60", "start")  # fmt: skip
             started = True
         except (OSError, RuntimeError, subprocess.TimeoutExpired) as exc:
-            unavailable(f"PostgreSQL did not start: {exc}")
+            raise Unavailable(f"PostgreSQL did not start: {exc}") from exc
         import psycopg
 
         with psycopg.connect(
@@ -130,3 +137,15 @@ def postgres_server() -> Iterator[str]:
         if started:
             run(str(folder / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop")
         shutil.rmtree(root, ignore_errors=True)
+
+
+@contextmanager
+def postgres_server() -> Iterator[str]:
+    """:func:`start_postgres` for a test: skips (fails under CI) when it cannot start."""
+    with ExitStack() as stack:
+        try:
+            url = stack.enter_context(start_postgres())
+        except Unavailable as exc:
+            unavailable(str(exc))
+            raise AssertionError("unreachable") from exc
+        yield url

@@ -1,4 +1,4 @@
-"""A FastAPI shop over SQLite whose sitemap lists every product.
+"""A FastAPI shop over SQLite or PostgreSQL whose sitemap lists every product.
 
 Run it from this folder::
 
@@ -6,6 +6,14 @@ Run it from this folder::
 
 * On first start-up 75,000 products are written to ``shop.db`` next to this file;
   ``FASTAPI_DATABASE=/path/to/file.db`` puts the database elsewhere.
+* ``DATABASE_URL=postgresql://user@host:port/db uvicorn app:app`` serves the same
+  products from PostgreSQL instead (``pip install "dynamic-sitemaps[asgi,sqlalchemy]"
+  "psycopg[binary]"``), through SQLAlchemy's asyncio engine: the first worker to
+  start creates and fills the ``products`` table and its change log, under an
+  advisory lock, so the others wait for it and find it filled. A plain
+  ``postgresql://`` (or ``postgres://``) URL is read with psycopg 3 (its asyncio
+  mode); a URL naming its driver (``postgresql+asyncpg://``) is taken as given, and
+  ``sqlite:///path/to/shop.db`` names the SQLite file.
 * ``/``, ``/contact`` and the ``/categories/{category}`` pages are marked with
   ``@routes.include`` under FastAPI's ``@app.get``; the categories' params are a list
   made once from the same constant the category page checks, so listing them costs
@@ -16,11 +24,14 @@ Run it from this folder::
   ``/sitemap-products-1.xml`` / ``-2.xml`` that reads no product, and each page is one
   bounded query (keyset paging) whose rows are written out as they are read. It is a
   plain sync source: the middleware pulls and writes each page in one worker thread of
-  its own pool, so the event loop only sends finished chunks. The products' URLs come
+  its own pool, so the event loop only sends finished chunks. On PostgreSQL the
+  products come from :class:`~sitemap_core.sqla.AsyncSQLAlchemySource` instead, whose
+  queries run on the event loop. The products' URLs come
   from ``url_builder("product")``: exactly what ``url_for`` gives, at a fraction of
   its cost per row.
-* A change log (:func:`~sitemap_core.sql.install_change_log`: triggers recording the
-  id of every inserted, updated or deleted product) versions the table exactly. The
+* A change log (:func:`~sitemap_core.sql.install_change_log`, on PostgreSQL
+  :func:`~sitemap_core.sqla.install_change_log`: triggers recording the id of every
+  inserted, updated or deleted product) versions the table exactly. The
   count, each page's fingerprint (its ETag) and each page's newest ``updated_at`` (its
   Last-Modified, and its ``<lastmod>`` in the index) then cost one tiny query per
   request and are remembered while the table is unchanged: 304s, cached pages and the
@@ -31,7 +42,8 @@ Run it from this folder::
   ``<video:video>`` whose player page is ``/products/1/demo``.
 * ``/sitemap.html`` shows the same sitemap to people, page by page.
 * ``updated_at`` is stored as SQLite's ``CURRENT_TIMESTAMP`` writes it: UTC text with
-  no offset (``2022-01-01 00:00:00``), which the sitemap writes as UTC.
+  no offset (``2022-01-01 00:00:00``), which the sitemap writes as UTC. On PostgreSQL
+  it is a ``timestamptz``, given back (and written) in the session's time zone.
 * The sitemap's URLs use the request's host when it is localhost / 127.0.0.1. Set
   ``SITEMAP_BASE_URL=https://shop.example.com`` to fix them instead.
 * ``SITEMAP_PAGE_SIZE=1000`` makes the child sitemaps (and their HTML pages) smaller
@@ -44,17 +56,36 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, closing
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
+from itertools import islice
 from pathlib import Path
+from typing import Any
 
 import aiosqlite
 from fastapi import FastAPI, HTTPException
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, Response
+from sqlalchemy import (
+    URL,
+    Column,
+    Connection,
+    DateTime,
+    Integer,
+    MetaData,
+    Table,
+    Text,
+    func,
+    insert,
+    inspect,
+    make_url,
+    select,
+)
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from asgi_sitemap import Entry, SitemapMiddleware, SitemapRoutes, Video, url_builder
+from sitemap_core import sqla
 from sitemap_core.sql import SQLiteSource, install_change_log
 
 PRODUCT_COUNT = 75_000
@@ -65,8 +96,28 @@ CATEGORY_PARAMS = [{"category": category} for category in sorted(CATEGORIES)]
 #: namespace is declared once, on ``<urlset>``).
 FEATURED = 1
 DATABASE = Path(os.environ.get("FASTAPI_DATABASE") or Path(__file__).with_name("shop.db"))
+#: ``postgresql://user@host:port/db``: the products are on PostgreSQL. Unset or empty,
+#: they are in the SQLite file DATABASE, which ``sqlite:///path/to/shop.db`` names too.
+DATABASE_URL = os.environ.get("DATABASE_URL", "")
+if DATABASE_URL.startswith("sqlite:///"):
+    DATABASE, DATABASE_URL = Path(DATABASE_URL.removeprefix("sqlite:///")), ""
 #: The table the change log triggers write to (see install_change_log).
 CHANGE_LOG = "products_changes"
+
+
+def stand_in_products(count: int = PRODUCT_COUNT) -> Iterator[tuple[int, str, str, datetime]]:
+    """The made-up products ``(id, name, category, updated_at)``, the same on either database."""
+    first_update = datetime(2022, 1, 1, tzinfo=UTC)
+    for n in range(1, count + 1):
+        yield (
+            n,
+            f"Product {n}",
+            CATEGORIES[n % len(CATEGORIES)],
+            first_update + timedelta(minutes=11 * n),
+        )
+
+
+# -- SQLite (the default) ----------------------------------------------------------------
 
 
 def build_catalogue(path: Path, products: int = PRODUCT_COUNT) -> None:
@@ -83,15 +134,10 @@ def build_catalogue(path: Path, products: int = PRODUCT_COUNT) -> None:
         return
     building = path.with_name(f".{path.name}.building-{os.getpid()}")
     building.unlink(missing_ok=True)
-    first_update = datetime(2022, 1, 1)  # naive: UTC, as CURRENT_TIMESTAMP writes it
+    # UTC text without an offset, as CURRENT_TIMESTAMP writes it.
     rows = (
-        (
-            n,
-            f"Product {n}",
-            CATEGORIES[n % len(CATEGORIES)],
-            (first_update + timedelta(minutes=11 * n)).strftime("%Y-%m-%d %H:%M:%S"),
-        )
-        for n in range(1, products + 1)
+        (n, name, category, updated_at.strftime("%Y-%m-%d %H:%M:%S"))
+        for n, name, category, updated_at in stand_in_products(products)
     )
     try:
         with closing(sqlite3.connect(building)) as db:
@@ -126,14 +172,76 @@ def open_catalogue() -> aiosqlite.Connection:
     return aiosqlite.connect(f"file:{DATABASE}?mode=ro", uri=True)
 
 
+# -- PostgreSQL (DATABASE_URL) -----------------------------------------------------------
+
+#: The advisory lock the workers take turns on while one creates the tables: any
+#: number the app uses for nothing else.
+SETUP_LOCK = 20_220_101
+metadata = MetaData()
+#: The products on PostgreSQL: ``updated_at`` is a ``timestamptz`` (an instant).
+products_table = Table(
+    "products",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("name", Text, nullable=False),
+    Column("category", Text, nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+
+
+def engine_url(database_url: str) -> URL:
+    """``DATABASE_URL`` as SQLAlchemy takes it: a PostgreSQL URL with its driver.
+
+    SQLAlchemy 2.0 reads a plain ``postgresql://`` URL with psycopg2, and none knows
+    ``postgres://`` (Heroku's spelling): both get psycopg 3, whose asyncio mode the
+    async engine uses, so the URL works as given. A URL naming its driver
+    (``postgresql+asyncpg://``) is kept.
+    """
+    url = make_url(database_url)
+    if url.drivername in ("postgresql", "postgres"):
+        url = url.set(drivername="postgresql+psycopg")
+    if url.get_backend_name() != "postgresql":
+        raise ValueError(f"DATABASE_URL: a postgresql:// or sqlite:/// URL, not {url.drivername}")
+    return url
+
+
+def create_tables(conn: Connection, products: int = PRODUCT_COUNT) -> None:
+    """Create and fill the products table and its change log, unless it exists.
+
+    In one transaction (the caller's) under an advisory lock: every uvicorn worker
+    runs this at start-up, and the first one fills the table while the others wait
+    for it, then find it there, complete. Sync code: the lifespan runs it on the async
+    engine's connection with ``run_sync``.
+    """
+    conn.execute(select(func.pg_advisory_xact_lock(SETUP_LOCK)))
+    if inspect(conn).has_table("products"):
+        return
+    metadata.create_all(conn)
+    # Multi-row INSERTs of 10,000 products each, in one transaction.
+    columns = [column.name for column in products_table.columns]
+    rows = (dict(zip(columns, product, strict=True)) for product in stand_in_products(products))
+    while batch := list(islice(rows, 10_000)):
+        conn.execute(insert(products_table), batch)
+    # The ids were given: new products are numbered after them.
+    conn.execute(select(func.setval(func.pg_get_serial_sequence("products", "id"), products)))
+    # After the bulk load, as on SQLite: from now on every change to products is recorded.
+    sqla.install_change_log(conn, "products", "id", CHANGE_LOG)
+
+
+# -- the sitemap -------------------------------------------------------------------------
+
 #: The router's ``url_path_for("product", ...)`` on the site's base URL, built several
 #: times faster: the route is found once per request, not once per product.
 product_url = url_builder("product")
 
 
-def product_entry(row: sqlite3.Row) -> Entry:
-    """One product's sitemap entry, from its row (``id``, ``updated_at``)."""
-    product_id = row["id"]
+def product_entry(row: Sequence[Any]) -> Entry:
+    """One product's sitemap entry, from its row ``(id, updated_at)``.
+
+    A ``sqlite3.Row`` whose date is text, or a SQLAlchemy ``Row`` whose date is a
+    ``datetime``: an ``Entry`` takes either.
+    """
+    product_id, updated_at = row
     url = product_url(product_id=product_id)
     # The photo's and the demo's URLs are the product's plus a suffix (see their
     # routes): one URL built per row, on pages of 50,000 rows.
@@ -147,27 +255,50 @@ def product_entry(row: sqlite3.Row) -> Entry:
             player_loc=f"{url}/demo",
             duration=60,
         )
-    return Entry(url, lastmod=row["updated_at"], images=[photo], videos=videos)
+    return Entry(url, lastmod=updated_at, images=[photo], videos=videos)
 
 
+#: The PostgreSQL engine (None on SQLite): the sitemap's and the product pages'.
+engine: AsyncEngine | None = None
 #: The products in id order; ``updated_at`` is each one's lastmod, and its maximum
 #: over a page that page's newest. The change log makes every fact exact and cheap.
-products = SQLiteSource(
-    connect,
-    "products",
-    "id",
-    product_entry,
-    columns=("id", "updated_at"),
-    lastmod="updated_at",
-    change_log=CHANGE_LOG,
-)
+products: SQLiteSource | sqla.AsyncSQLAlchemySource
+if DATABASE_URL:
+    engine = create_async_engine(engine_url(DATABASE_URL))
+    products = sqla.AsyncSQLAlchemySource(
+        engine,
+        products_table,
+        key="id",
+        build=product_entry,
+        columns=("id", "updated_at"),
+        lastmod="updated_at",
+        change_log=CHANGE_LOG,
+    )
+else:
+    products = SQLiteSource(
+        connect,
+        "products",
+        "id",
+        product_entry,
+        columns=("id", "updated_at"),
+        lastmod="updated_at",
+        change_log=CHANGE_LOG,
+    )
 
 
 @asynccontextmanager
 async def lifespan(app: FastAPI) -> AsyncIterator[None]:
     """Build the catalogue before uvicorn starts accepting requests."""
-    await run_in_threadpool(build_catalogue, DATABASE)
-    yield
+    if engine is None:
+        await run_in_threadpool(build_catalogue, DATABASE)
+        yield
+        return
+    async with engine.begin() as conn:
+        await conn.run_sync(create_tables)
+    try:
+        yield
+    finally:
+        await engine.dispose()  # close the pool's connections before the loop ends
 
 
 app = FastAPI(title="Shop", lifespan=lifespan)
@@ -213,17 +344,29 @@ async def category(category: str) -> str:
     return f"<h1>{category.title()}</h1>"
 
 
-@app.get("/products/{product_id}", response_class=HTMLResponse)
-async def product(product_id: int) -> str:
-    """One product; listed in the sitemap by ``products``, not by a route mark."""
+async def product_name(product_id: int) -> str | None:
+    """The name of product ``product_id``; None if there is no such product."""
+    if engine is not None:
+        async with engine.connect() as conn:
+            name: str | None = await conn.scalar(
+                select(products_table.c.name).where(products_table.c.id == product_id)
+            )
+            return name
     async with (
         open_catalogue() as db,
         db.execute("SELECT name FROM products WHERE id = ?", (product_id,)) as cursor,
     ):
         row = await cursor.fetchone()
-    if row is None:
+    return None if row is None else str(row[0])
+
+
+@app.get("/products/{product_id}", response_class=HTMLResponse)
+async def product(product_id: int) -> str:
+    """One product; listed in the sitemap by ``products``, not by a route mark."""
+    name = await product_name(product_id)
+    if name is None:
         raise HTTPException(status_code=404)
-    return f"<h1>{row[0]}</h1>"
+    return f"<h1>{name}</h1>"
 
 
 @app.get("/products/{product_id}/photo.svg")

@@ -1,17 +1,26 @@
-"""A Flask blog over SQLite whose sitemap lists every post.
+"""A Flask blog over SQLite or PostgreSQL whose sitemap lists every post.
 
 Run it (from this folder): ``gunicorn app:app`` or ``flask --app app run``.
 
 * 120,000 posts are created in ``blog.db`` on first run (``BLOG_DATABASE`` moves it).
+* ``DATABASE_URL=postgresql://user@host:port/db gunicorn app:app`` serves the same posts
+  from PostgreSQL instead (``pip install "dynamic-sitemaps[flask,sqlalchemy]"
+  "psycopg[binary]"``): the first worker to start creates and fills the ``posts``
+  table and its change log, under an advisory lock, so the others wait for it and
+  find it filled. A plain ``postgresql://`` (or ``postgres://``) URL is read with the
+  psycopg 3 driver; a URL naming its driver (``postgresql+psycopg2://``) is taken as
+  given, and ``sqlite:///path/to/blog.db`` names the SQLite file.
 * Static pages and the tag pages are listed with ``@sitemapper.include``; the posts
-  come from the library's :class:`~sitemap_core.sql.SQLiteSource`, the fast way to
-  list a big table: each child sitemap is one bounded query (keyset paging) whose
-  rows are written out as they are read, never held as a list. Each becomes a tuple
-  row ``(loc, lastmod, changefreq, priority, images)``, checked as an ``Entry`` would
-  be but written in one pass. Their URLs come from ``url_builder("post")``: exactly
-  what ``url_for("post", ..., _external=True)`` gives, at a fraction of its cost.
+  come from the library's :class:`~sitemap_core.sql.SQLiteSource` (on PostgreSQL,
+  :class:`~sitemap_core.sqla.SQLAlchemySource`), the fast way to list a big table:
+  each child sitemap is one bounded query (keyset paging) whose rows are written out
+  as they are read, never held as a list. Each becomes a tuple row ``(loc, lastmod,
+  changefreq, priority, images)``, checked as an ``Entry`` would be but written in
+  one pass. Their URLs come from ``url_builder("post")``: exactly what
+  ``url_for("post", ..., _external=True)`` gives, at a fraction of its cost.
 * A change log (:func:`~sitemap_core.sql.install_change_log`: triggers that record
-  the id of every inserted, updated or deleted post) versions the table exactly. So
+  the id of every inserted, updated or deleted post; on PostgreSQL
+  :func:`~sitemap_core.sqla.install_change_log`) versions the table exactly. So
   the count, each page's fingerprint (its ETag) and each page's newest ``updated_at``
   (its Last-Modified, and its ``<lastmod>`` in the index) cost one tiny query per
   request, and are remembered while the table is unchanged: a 304, a cached page and
@@ -34,18 +43,44 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Iterator
 from contextlib import closing
 from datetime import UTC, datetime, timedelta
+from itertools import islice
 from pathlib import Path
+from typing import Any
 
 from flask import Flask, Response, abort
+from sqlalchemy import (
+    URL,
+    Column,
+    Connection,
+    DateTime,
+    Engine,
+    Integer,
+    MetaData,
+    Table,
+    Text,
+    create_engine,
+    func,
+    insert,
+    inspect,
+    make_url,
+    select,
+)
 
 from flask_sitemapper import Sitemapper, url_builder
+from sitemap_core import sqla
 from sitemap_core.sql import SQLiteSource, install_change_log
 
 POST_COUNT = 120_000
 TAGS = ("flask", "python", "sitemaps", "sqlite", "wsgi", "asgi", "http", "caching")
 DATABASE = Path(os.environ.get("BLOG_DATABASE", Path(__file__).with_name("blog.db")))
+#: ``postgresql://user@host:port/db``: the posts are on PostgreSQL. Unset or empty,
+#: they are in the SQLite file DATABASE, which ``sqlite:///path/to/blog.db`` names too.
+DATABASE_URL = os.environ.get("DATABASE_URL", "")
+if DATABASE_URL.startswith("sqlite:///"):
+    DATABASE, DATABASE_URL = Path(DATABASE_URL.removeprefix("sqlite:///")), ""
 #: The table the change log triggers write to (see install_change_log).
 CHANGE_LOG = "posts_changes"
 #: The welcome page in each language the blog speaks (the URL's first segment).
@@ -54,6 +89,16 @@ WELCOME = {
     "de": "Willkommen im Blog",
     "fr": "Bienvenue sur le blog",
 }
+
+
+def stand_in_posts(count: int = POST_COUNT) -> Iterator[tuple[int, str, str, datetime]]:
+    """The blog's made-up posts ``(id, title, tag, updated_at)``, the same on either database."""
+    start = datetime(2020, 1, 1, tzinfo=UTC)
+    for i in range(1, count + 1):
+        yield i, f"Post number {i}", TAGS[i % len(TAGS)], start + timedelta(minutes=17 * i)
+
+
+# -- SQLite (the default) ----------------------------------------------------------------
 
 
 def create_database(path: Path, posts: int = POST_COUNT) -> None:
@@ -69,15 +114,10 @@ def create_database(path: Path, posts: int = POST_COUNT) -> None:
     # Build under a private name and rename: several gunicorn workers may start at once,
     # and none of them may see a half-filled database.
     partial = path.with_name(f".{path.name}.{os.getpid()}")
-    start = datetime(2020, 1, 1, tzinfo=UTC)
+    # SQLite has no date type: updated_at is ISO 8601 text, with its offset.
     rows = (
-        (
-            i,
-            f"Post number {i}",
-            TAGS[i % len(TAGS)],
-            (start + timedelta(minutes=17 * i)).isoformat(),
-        )
-        for i in range(1, posts + 1)
+        (i, title, tag, updated_at.isoformat())
+        for i, title, tag, updated_at in stand_in_posts(posts)
     )
     with closing(sqlite3.connect(partial)) as db:
         with db:
@@ -100,17 +140,75 @@ def connect() -> sqlite3.Connection:
     return sqlite3.connect(f"file:{DATABASE}?mode=ro", uri=True)
 
 
+# -- PostgreSQL (DATABASE_URL) -----------------------------------------------------------
+
+#: The advisory lock the workers take turns on while one creates the tables: any
+#: number the app uses for nothing else.
+SETUP_LOCK = 20_200_101
+metadata = MetaData()
+#: The posts on PostgreSQL: ``updated_at`` is a ``timestamptz``, an instant, which
+#: PostgreSQL gives back in the session's time zone (its ``TimeZone`` setting).
+posts_table = Table(
+    "posts",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("title", Text, nullable=False),
+    Column("tag", Text, nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+
+
+def engine_url(database_url: str) -> URL:
+    """``DATABASE_URL`` as SQLAlchemy takes it: a PostgreSQL URL with its driver.
+
+    SQLAlchemy 2.0 reads a plain ``postgresql://`` URL with psycopg2, and none knows
+    ``postgres://`` (Heroku's spelling): both get the psycopg 3 driver, so the URL
+    works as given. A URL naming its driver (``postgresql+psycopg2://``) is kept.
+    """
+    url = make_url(database_url)
+    if url.drivername in ("postgresql", "postgres"):
+        url = url.set(drivername="postgresql+psycopg")
+    if url.get_backend_name() != "postgresql":
+        raise ValueError(f"DATABASE_URL: a postgresql:// or sqlite:/// URL, not {url.drivername}")
+    return url
+
+
+def create_tables(conn: Connection, posts: int = POST_COUNT) -> None:
+    """Create and fill the posts table and its change log, unless it exists.
+
+    In one transaction (the caller's) under an advisory lock: the gunicorn workers all
+    run this at start-up, and the first one fills the table while the others wait for
+    it, then find it there, complete.
+    """
+    conn.execute(select(func.pg_advisory_xact_lock(SETUP_LOCK)))
+    if inspect(conn).has_table("posts"):
+        return
+    metadata.create_all(conn)
+    # Multi-row INSERTs of 10,000 posts each: a few seconds for 120,000.
+    columns = [column.name for column in posts_table.columns]
+    rows = (dict(zip(columns, post, strict=True)) for post in stand_in_posts(posts))
+    while batch := list(islice(rows, 10_000)):
+        conn.execute(insert(posts_table), batch)
+    # The ids were given: new posts are numbered after them.
+    conn.execute(select(func.setval(func.pg_get_serial_sequence("posts", "id"), posts)))
+    # After the bulk load, as on SQLite: from now on every change to posts is recorded.
+    sqla.install_change_log(conn, "posts", "id", CHANGE_LOG)
+
+
+# -- the sitemap -------------------------------------------------------------------------
+
 #: ``url_for("post", post_id=..., _external=True)``, built several times faster: the
 #: rule's text and the site's base URL are worked out once per request, not per post.
 post_url = url_builder("post")
 
 
-def post_row(row: tuple[int, str]) -> tuple[str, str, None, None, list[str]]:
+def post_row(row: tuple[int, Any]) -> tuple[str, Any, None, None, list[str]]:
     """One post's sitemap row, from its database row ``(id, updated_at)``.
 
     A tuple ``(loc, lastmod, changefreq, priority, images)`` is checked exactly as
     ``Entry(loc, lastmod=..., images=...)`` would be, but written in one pass with no
-    object per post: the fast way for a source of many rows.
+    object per post: the fast way for a source of many rows. ``updated_at`` is text
+    on SQLite, a ``datetime`` on PostgreSQL: the sitemap takes either.
     """
     url = post_url.build({"post_id": row[0]})
     # The cover's URL is the post's plus a suffix (see the cover route): one URL built
@@ -118,20 +216,54 @@ def post_row(row: tuple[int, str]) -> tuple[str, str, None, None, list[str]]:
     return (url, row[1], None, None, [f"{url}/cover.svg"])
 
 
+#: The PostgreSQL engine (None on SQLite).
+engine: Engine | None = None
 #: The posts in id order. ``updated_at`` is each post's lastmod, and its maximum over
 #: a page that page's newest; the change log makes every fact exact and cheap.
-posts = SQLiteSource(
-    connect,
-    "posts",
-    "id",
-    post_row,
-    columns=("id", "updated_at"),
-    lastmod="updated_at",
-    change_log=CHANGE_LOG,
-    row_factory=None,  # post_row takes plain tuples: cheaper than sqlite3.Row per row
-)
+posts: SQLiteSource | sqla.SQLAlchemySource
+if DATABASE_URL:
+    engine = create_engine(engine_url(DATABASE_URL))
+    with engine.begin() as conn:
+        create_tables(conn)
+    # No connection of the set-up stays open: processes forked from this one (gunicorn
+    # --preload) must each open their own.
+    engine.dispose()
+    posts = sqla.SQLAlchemySource(
+        engine,
+        posts_table,
+        key="id",
+        build=post_row,
+        columns=("id", "updated_at"),
+        lastmod="updated_at",
+        change_log=CHANGE_LOG,
+    )
+else:
+    create_database(DATABASE)
+    posts = SQLiteSource(
+        connect,
+        "posts",
+        "id",
+        post_row,
+        columns=("id", "updated_at"),
+        lastmod="updated_at",
+        change_log=CHANGE_LOG,
+        row_factory=None,  # post_row takes plain tuples: cheaper than sqlite3.Row per row
+    )
 
-create_database(DATABASE)
+
+def post_title(post_id: int) -> str | None:
+    """The title of post ``post_id``; None if there is no such post."""
+    if engine is not None:
+        with engine.connect() as conn:
+            title: str | None = conn.scalar(
+                select(posts_table.c.title).where(posts_table.c.id == post_id)
+            )
+            return title
+    with closing(connect()) as db:
+        row = db.execute("SELECT title FROM posts WHERE id = ?", (post_id,)).fetchone()
+    return None if row is None else str(row[0])
+
+
 app = Flask(__name__)
 # The feed of recent changes (/sitemap-recent.atom), and an IndexNow key kept beside
 # the database (made on first start, served at /<key>.txt) for `flask sitemap indexnow`.
@@ -170,11 +302,10 @@ def tag(tag: str) -> str:
 
 @app.get("/posts/<int:post_id>")
 def post(post_id: int) -> str:
-    with closing(connect()) as db:
-        row = db.execute("SELECT title FROM posts WHERE id = ?", (post_id,)).fetchone()
-    if row is None:
+    title = post_title(post_id)
+    if title is None:
         abort(404)
-    return f"<h1>{row[0]}</h1>"
+    return f"<h1>{title}</h1>"
 
 
 @app.get("/posts/<int:post_id>/cover.svg")

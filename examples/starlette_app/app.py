@@ -1,4 +1,4 @@
-"""A Starlette news site over SQLite whose sitemap lists every article.
+"""A Starlette news site over SQLite or PostgreSQL whose sitemap lists every article.
 
 Run it from this folder::
 
@@ -6,6 +6,14 @@ Run it from this folder::
 
 * On first start-up 60,000 articles are written to ``articles.db`` next to this file;
   ``STARLETTE_DATABASE=/path/to/file.db`` puts the database elsewhere.
+* ``DATABASE_URL=postgresql://user@host:port/db uvicorn app:app`` serves the same
+  articles from PostgreSQL instead (``pip install "dynamic-sitemaps[asgi,sqlalchemy]"
+  "psycopg[binary]"``), through SQLAlchemy's asyncio engine: the first worker to
+  start creates and fills the ``articles`` table and its change log, under an
+  advisory lock, so the others wait for it and find it filled. A plain
+  ``postgresql://`` (or ``postgres://``) URL is read with psycopg 3 (its asyncio
+  mode); a URL naming its driver (``postgresql+asyncpg://``) is taken as given, and
+  ``sqlite:///path/to/articles.db`` names the SQLite file.
 * ``/``, ``/about`` and the six ``/topics/{topic}`` pages are marked with
   ``SitemapRoutes``; the articles come from the library's
   :class:`~sitemap_core.sql.SQLiteSource`, the fast way to list a big table:
@@ -13,13 +21,16 @@ Run it from this folder::
   article, and each child sitemap is one bounded query (keyset paging) whose rows are
   written out as they are read. It is a plain sync source: the middleware pulls and
   writes each page in one worker thread of its own pool, so the event loop only sends
-  finished chunks, and a sqlite3 connection never meets the loop.
+  finished chunks, and a sqlite3 connection never meets the loop. On PostgreSQL the
+  articles come from :class:`~sitemap_core.sqla.AsyncSQLAlchemySource` instead, whose
+  queries run on the event loop.
 * Each row becomes a tuple ``(url, updated_at)``, not an ``Entry``: the writer
   validates and writes such rows in one pass, the cheapest way to give entries. The
   URL comes from ``url_builder("article")``: exactly what ``url_for`` gives, at a
   fraction of its cost per row.
-* A change log (:func:`~sitemap_core.sql.install_change_log`: triggers recording the
-  id of every inserted, updated or deleted article) versions the table exactly. The
+* A change log (:func:`~sitemap_core.sql.install_change_log`, on PostgreSQL
+  :func:`~sitemap_core.sqla.install_change_log`: triggers recording the id of every
+  inserted, updated or deleted article) versions the table exactly. The
   count, each page's fingerprint (its ETag) and each page's newest ``updated_at`` (its
   Last-Modified, and its ``<lastmod>`` in the index) then cost one tiny query per
   request and are remembered while the table is unchanged: 304s, cached pages and the
@@ -29,7 +40,12 @@ Run it from this folder::
   (``/en/newsletter``, ``/de/newsletter``, ``/es/newsletter``), declared once with
   ``@routes.include(hreflang="lang", languages=[...], x_default="en")``: each of the
   three URLs lists all three as ``xhtml:link`` alternates, plus ``x-default``.
-* The article pages themselves are read with aiosqlite, on the event loop.
+* The article pages themselves are read with aiosqlite (on PostgreSQL, with the same
+  asyncio engine as the sitemap), on the event loop.
+* The newsroom is in UTC+2. On SQLite each ``updated_at`` is text with that offset,
+  which the sitemap keeps. PostgreSQL's ``timestamptz`` keeps the instant only and
+  gives it back in the session's time zone: ``ALTER DATABASE news SET timezone TO
+  'Etc/GMT-2'`` (the POSIX spelling of UTC+2) shows the newsroom's offset there too.
 * ``/sitemap.html`` shows the same sitemap to people, page by page.
 * The app serves its own ``/robots.txt``; the middleware keeps it and appends the
   ``Sitemap:`` line.
@@ -46,12 +62,30 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import asynccontextmanager, closing
 from datetime import datetime, timedelta, timezone
+from itertools import islice
 from pathlib import Path
+from typing import Any
 
 import aiosqlite
+from sqlalchemy import (
+    URL,
+    Column,
+    Connection,
+    DateTime,
+    Integer,
+    MetaData,
+    Table,
+    Text,
+    func,
+    insert,
+    inspect,
+    make_url,
+    select,
+)
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
@@ -61,11 +95,17 @@ from starlette.responses import HTMLResponse, PlainTextResponse
 from starlette.routing import Route
 
 from asgi_sitemap import SitemapMiddleware, SitemapRoutes, url_builder
+from sitemap_core import sqla
 from sitemap_core.sql import SQLiteSource, install_change_log
 
 ARTICLE_COUNT = 60_000
 TOPICS = ("python", "asyncio", "databases", "web", "testing", "packaging")
 DATABASE = Path(os.environ.get("STARLETTE_DATABASE") or Path(__file__).with_name("articles.db"))
+#: ``postgresql://user@host:port/db``: the articles are on PostgreSQL. Unset or empty,
+#: they are in the SQLite file DATABASE, which ``sqlite:///path/to/articles.db`` names too.
+DATABASE_URL = os.environ.get("DATABASE_URL", "")
+if DATABASE_URL.startswith("sqlite:///"):
+    DATABASE, DATABASE_URL = Path(DATABASE_URL.removeprefix("sqlite:///")), ""
 #: The table the change log triggers write to (see install_change_log).
 CHANGE_LOG = "articles_changes"
 # The newsroom is in UTC+2: lastmod is written with that offset, and the sitemap keeps it.
@@ -79,11 +119,14 @@ NEWSLETTER = {
 }
 
 
-def _article_rows(count: int) -> Iterator[tuple[int, str, str, str]]:
+def stand_in_articles(count: int = ARTICLE_COUNT) -> Iterator[tuple[int, str, str, datetime]]:
+    """The made-up articles ``(id, title, topic, updated_at)``, the same on either database."""
     first = datetime(2021, 3, 1, 9, 0, tzinfo=NEWSROOM_TIME)
     for n in range(1, count + 1):
-        updated = first + timedelta(minutes=23 * n)
-        yield n, f"Article {n}", TOPICS[n % len(TOPICS)], updated.isoformat()
+        yield n, f"Article {n}", TOPICS[n % len(TOPICS)], first + timedelta(minutes=23 * n)
+
+
+# -- SQLite (the default) ----------------------------------------------------------------
 
 
 def create_database(path: Path, count: int = ARTICLE_COUNT) -> None:
@@ -100,6 +143,11 @@ def create_database(path: Path, count: int = ARTICLE_COUNT) -> None:
         return
     private = path.with_name(f".{path.name}.{os.getpid()}.partial")
     private.unlink(missing_ok=True)  # left over by a crashed run with the same pid
+    # SQLite has no date type: updated_at is ISO 8601 text, with the newsroom's offset.
+    rows = (
+        (n, title, topic, updated_at.isoformat())
+        for n, title, topic, updated_at in stand_in_articles(count)
+    )
     try:
         with closing(sqlite3.connect(private)) as db:
             with db:
@@ -107,7 +155,7 @@ def create_database(path: Path, count: int = ARTICLE_COUNT) -> None:
                     "CREATE TABLE articles (id INTEGER PRIMARY KEY, title TEXT NOT NULL,"
                     " topic TEXT NOT NULL, updated_at TEXT NOT NULL)"
                 )
-                db.executemany("INSERT INTO articles VALUES (?, ?, ?, ?)", _article_rows(count))
+                db.executemany("INSERT INTO articles VALUES (?, ?, ?, ?)", rows)
             # After the bulk load, so that it does not log 60,000 inserts: from now on
             # every change to articles is recorded.
             install_change_log(db, "articles", "id", CHANGE_LOG)
@@ -133,27 +181,105 @@ def open_async() -> aiosqlite.Connection:
     return aiosqlite.connect(f"file:{DATABASE}?mode=ro", uri=True)
 
 
+# -- PostgreSQL (DATABASE_URL) -----------------------------------------------------------
+
+#: The advisory lock the workers take turns on while one creates the tables: any
+#: number the app uses for nothing else.
+SETUP_LOCK = 20_210_301
+metadata = MetaData()
+#: The articles on PostgreSQL: ``updated_at`` is a ``timestamptz`` (an instant).
+articles_table = Table(
+    "articles",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("title", Text, nullable=False),
+    Column("topic", Text, nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+
+
+def engine_url(database_url: str) -> URL:
+    """``DATABASE_URL`` as SQLAlchemy takes it: a PostgreSQL URL with its driver.
+
+    SQLAlchemy 2.0 reads a plain ``postgresql://`` URL with psycopg2, and none knows
+    ``postgres://`` (Heroku's spelling): both get psycopg 3, whose asyncio mode the
+    async engine uses, so the URL works as given. A URL naming its driver
+    (``postgresql+asyncpg://``) is kept.
+    """
+    url = make_url(database_url)
+    if url.drivername in ("postgresql", "postgres"):
+        url = url.set(drivername="postgresql+psycopg")
+    if url.get_backend_name() != "postgresql":
+        raise ValueError(f"DATABASE_URL: a postgresql:// or sqlite:/// URL, not {url.drivername}")
+    return url
+
+
+def create_tables(conn: Connection, count: int = ARTICLE_COUNT) -> None:
+    """Create and fill the articles table and its change log, unless it exists.
+
+    In one transaction (the caller's) under an advisory lock: every uvicorn worker
+    runs this at start-up, and the first one fills the table while the others wait
+    for it, then find it there, complete. Sync code: the lifespan runs it on the async
+    engine's connection with ``run_sync``.
+    """
+    conn.execute(select(func.pg_advisory_xact_lock(SETUP_LOCK)))
+    if inspect(conn).has_table("articles"):
+        return
+    metadata.create_all(conn)
+    # Multi-row INSERTs of 10,000 articles each, in one transaction.
+    columns = [column.name for column in articles_table.columns]
+    rows = (dict(zip(columns, article, strict=True)) for article in stand_in_articles(count))
+    while batch := list(islice(rows, 10_000)):
+        conn.execute(insert(articles_table), batch)
+    # The ids were given: new articles are numbered after them.
+    conn.execute(select(func.setval(func.pg_get_serial_sequence("articles", "id"), count)))
+    # After the bulk load, as on SQLite: from now on every change to articles is recorded.
+    sqla.install_change_log(conn, "articles", "id", CHANGE_LOG)
+
+
+# -- the sitemap -------------------------------------------------------------------------
+
 #: The router's ``url_path_for("article", ...)`` on the site's base URL, built several
 #: times faster: the route is found once per request, not once per article.
 article_url = url_builder("article")
 
 
-def article_row(row: sqlite3.Row) -> tuple[str, str]:
-    """One article's sitemap row: its URL and its ``updated_at`` (the lastmod)."""
-    return article_url(article_id=row["id"]), row["updated_at"]
+def article_row(row: Sequence[Any]) -> tuple[str, Any]:
+    """One article's sitemap row: its URL and its ``updated_at`` (the lastmod).
+
+    ``row`` is ``(id, updated_at)``: a ``sqlite3.Row`` whose date is text, or a
+    SQLAlchemy ``Row`` whose date is a ``datetime``; the sitemap takes either.
+    """
+    article_id, updated_at = row
+    return article_url(article_id=article_id), updated_at
 
 
+#: The PostgreSQL engine (None on SQLite): the sitemap's and the article pages'.
+engine: AsyncEngine | None = None
 #: The articles in id order; ``updated_at`` is each one's lastmod, and its maximum
 #: over a page that page's newest. The change log makes every fact exact and cheap.
-articles = SQLiteSource(
-    connect,
-    "articles",
-    "id",
-    article_row,
-    columns=("id", "updated_at"),
-    lastmod="updated_at",
-    change_log=CHANGE_LOG,
-)
+articles: SQLiteSource | sqla.AsyncSQLAlchemySource
+if DATABASE_URL:
+    engine = create_async_engine(engine_url(DATABASE_URL))
+    articles = sqla.AsyncSQLAlchemySource(
+        engine,
+        articles_table,
+        key="id",
+        build=article_row,
+        columns=("id", "updated_at"),
+        lastmod="updated_at",
+        change_log=CHANGE_LOG,
+    )
+else:
+    articles = SQLiteSource(
+        connect,
+        "articles",
+        "id",
+        article_row,
+        columns=("id", "updated_at"),
+        lastmod="updated_at",
+        change_log=CHANGE_LOG,
+    )
 
 
 routes = SitemapRoutes()
@@ -189,18 +315,28 @@ async def newsletter(request: Request) -> HTMLResponse:
     return HTMLResponse(f'<html lang="{lang}"><h1>{NEWSLETTER[lang]}</h1></html>')
 
 
-async def article(request: Request) -> HTMLResponse:
-    """One article; not marked: the articles are listed by ``articles``, the SQLiteSource."""
+async def article_title(article_id: int) -> str | None:
+    """The title of article ``article_id``; None if there is no such article."""
+    if engine is not None:
+        async with engine.connect() as conn:
+            title: str | None = await conn.scalar(
+                select(articles_table.c.title).where(articles_table.c.id == article_id)
+            )
+            return title
     async with (
         open_async() as db,
-        db.execute(
-            "SELECT title FROM articles WHERE id = ?", (request.path_params["article_id"],)
-        ) as rows,
+        db.execute("SELECT title FROM articles WHERE id = ?", (article_id,)) as rows,
     ):
         row = await rows.fetchone()
-    if row is None:
+    return None if row is None else str(row[0])
+
+
+async def article(request: Request) -> HTMLResponse:
+    """One article; not marked: the articles are listed by the ``articles`` source."""
+    title = await article_title(request.path_params["article_id"])
+    if title is None:
         raise HTTPException(404)
-    return HTMLResponse(f"<h1>{row[0]}</h1>")
+    return HTMLResponse(f"<h1>{title}</h1>")
 
 
 async def robots(request: Request) -> PlainTextResponse:
@@ -211,8 +347,16 @@ async def robots(request: Request) -> PlainTextResponse:
 @asynccontextmanager
 async def lifespan(app: Starlette) -> AsyncIterator[None]:
     """Create the database before the first request is accepted."""
-    await run_in_threadpool(create_database, DATABASE)
-    yield
+    if engine is None:
+        await run_in_threadpool(create_database, DATABASE)
+        yield
+        return
+    async with engine.begin() as conn:
+        await conn.run_sync(create_tables)
+    try:
+        yield
+    finally:
+        await engine.dispose()  # close the pool's connections before the loop ends
 
 
 app = Starlette(

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from .validators import _typed
@@ -41,6 +41,13 @@ class Answer:
     newest: datetime | None
     #: The document's key in the page cache.
     cache_key: str | None
+    #: The headers of its 304: the ETag, Cache-Control and Vary the 200 has (see
+    #: ``not_modified_headers`` in :mod:`sitemap_core.serve`), made once.
+    not_modified: tuple[tuple[str, str], ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        kept = (pair for pair in self.headers if pair[0].lower() in ("cache-control", "vary"))
+        object.__setattr__(self, "not_modified", (("ETag", self.etag), *kept))
 
 
 class Answers:

@@ -330,24 +330,35 @@ def params_fingerprint(items: Iterable[Any], limit: int = FINGERPRINT_ITEMS) -> 
     batch = list(islice(items, limit + 1))
     if len(batch) > limit:
         return None
-    # The commonest params (dicts of str keys and plain values) are digested through
-    # repr(), which writes those types alike in every process and tells them apart
-    # (1, 1.0, True, '1'); the types are checked by set operations over all the items
-    # at once (a per-item check cost more than the digest). Any other item is encoded
-    # by _stable first.
-    if (
-        _DICT.issuperset(map(type, batch))
-        and _STR.issuperset(map(type, chain.from_iterable(batch)))
-        and _PLAIN_VALUES.issuperset(map(type, chain.from_iterable(map(dict.values, batch))))
-    ):
+    if _DICT.issuperset(map(type, batch)):
         text = repr(batch)
-    else:
-        try:
-            text = repr([_stable(_item_parts(item)) for item in batch])
-        except ConfigurationError:  # a value _stable cannot encode alike everywhere
-            return None
+        # A text digested before (each request of an unchanged source) is not checked
+        # again: its types were, and a value whose repr is that of a plain value names
+        # the URL that value would (a str subclass, say).
+        known = _DIGESTS.get(text)
+        if known is not None:
+            return known
+        if _STR.issuperset(map(type, chain.from_iterable(batch))) and _PLAIN_VALUES.issuperset(
+            map(type, chain.from_iterable(map(dict.values, batch)))
+        ):
+            digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+            if len(text) <= _MAX_DIGESTED_TEXT:
+                if len(_DIGESTS) >= _MAX_DIGESTS:
+                    _DIGESTS.clear()  # a plain bound: the sources' current texts come back
+                _DIGESTS[text] = digest
+            return digest
+    try:
+        text = repr([_stable(_item_parts(item)) for item in batch])
+    except ConfigurationError:  # a value _stable cannot encode alike everywhere
+        return None
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
+
+#: Digests of param texts checked to hold plain values only, by text: short ones, a
+#: few per source (those of the params' current values, and of the last few).
+_DIGESTS: dict[str, str] = {}
+_MAX_DIGESTS = 256
+_MAX_DIGESTED_TEXT = 8_192
 
 #: Value types whose repr() is the same in every process and differs between types.
 _PLAIN_VALUES = frozenset({str, int, float, bool, type(None)})

@@ -10,12 +10,16 @@ from types import MappingProxyType
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sitemap_core import Entry, InvalidEntryError
+from sitemap_core import params as params_module
 from sitemap_core.params import (
     Languages,
     iter_param_entries,
     param_entries,
+    params_fingerprint,
     split_param_item,
 )
 from sitemap_core.rows import entry_from_row
@@ -123,3 +127,63 @@ def test_a_bad_field_of_a_row_is_found_when_written_naming_the_source() -> None:
     with pytest.raises(InvalidEntryError, match="priority") as got:
         entry_from_row(row, "posts")
     assert got.value.source == "posts"
+
+
+# -- params_fingerprint: the digest a short route source's ETag is made of ---------------
+
+
+@given(
+    st.lists(
+        st.dictionaries(
+            st.text(max_size=4),
+            st.one_of(
+                st.none(),
+                st.booleans(),
+                st.integers(-(2**60), 2**60),
+                st.floats(),
+                st.text(max_size=4),
+            ),
+            max_size=3,
+        ),
+        max_size=4,
+    )
+)
+@settings(max_examples=200, deadline=None)
+def test_a_remembered_digest_is_the_digest_of_the_same_values(items: list[dict[str, Any]]) -> None:
+    # The second call takes the remembered digest of the text; it must be the one a
+    # fresh process computes (the digest of the checked text), and values that differ
+    # only in type (1, 1.0, True) must not share one.
+    fresh = params_fingerprint([dict(item) for item in items])
+    params_module._DIGESTS.clear()
+    again = params_fingerprint([dict(item) for item in items])
+    assert fresh is not None and fresh == again
+    assert params_fingerprint([dict(item) for item in items]) == fresh
+    retyped = [{key: _retype(value) for key, value in item.items()} for item in items]
+    if retyped != items or any(
+        type(a) is not type(b)
+        for item, other in zip(items, retyped, strict=True)
+        for a, b in zip(item.values(), other.values(), strict=True)
+    ):
+        assert params_fingerprint(retyped) != fresh
+
+
+def _retype(value: Any) -> Any:
+    # The same value under Python's equality, of another type where there is one.
+    if type(value) is bool:
+        return int(value)
+    if type(value) is int:
+        return float(value)
+    return value
+
+
+def test_values_of_other_types_are_never_taken_for_a_remembered_text() -> None:
+    class Opaque:
+        def __repr__(self) -> str:
+            return "'flask'"
+
+    plain = params_fingerprint([{"tag": "flask"}])
+    assert plain is not None
+    # A value without a stable encoding gives no fingerprint the first time it is seen,
+    # whatever its repr; a remembered text is one checked to hold plain values only.
+    params_module._DIGESTS.clear()
+    assert params_fingerprint([{"tag": Opaque()}]) is None

@@ -315,14 +315,14 @@ class SQLiteSource:
         elif change_log is not None:
             log = _ident("change_log", change_log)
             # The AUTOINCREMENT counter: monotonic, and still there once the log is
-            # pruned. A log table that is not there is an error, not a version 0 that
-            # never moves (names compare case-insensitively in SQL).
-            self._version_sql = (
-                "SELECT (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
-                " COLLATE NOCASE), COALESCE((SELECT seq FROM sqlite_sequence WHERE name = ?"
-                " COLLATE NOCASE), 0)"
+            # pruned (names compare case-insensitively in SQL). Without one (nothing
+            # logged yet), the log table is looked for: a table that is not there is an
+            # error, not a version 0 that never moves.
+            self._version_sql = "SELECT seq FROM sqlite_sequence WHERE name = ? COLLATE NOCASE"
+            self._log_exists_sql = (
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE"
             )
-            self._version_params: tuple[str, ...] = (change_log, change_log)
+            self._version_params: tuple[str, ...] = (change_log,)
             self._changes_sql = f"SELECT MIN(id), MIN(key) FROM {log} WHERE id > ?"
             # The last change logged among the keys of a range.
             # and the oldest change the log still holds (which pruning moves up).
@@ -452,13 +452,21 @@ class SQLiteSource:
         """The table's version: one read of the version table or the change log's counter."""
         assert self._version_sql is not None
         if self._changes_sql is not None:
-            exists, version = conn.execute(self._version_sql, self._version_params).fetchone()
-            if exists is None:
+            try:
+                row = conn.execute(self._version_sql, self._version_params).fetchone()
+            except sqlite3.OperationalError as exc:
+                # No AUTOINCREMENT table at all: no sqlite_sequence either.
+                if "sqlite_sequence" not in str(exc):
+                    raise
+                row = None
+            if row is not None:
+                return row[0]
+            if conn.execute(self._log_exists_sql, self._version_params).fetchone() is None:
                 raise ConfigurationError(
                     f"change log table {self._version_params[0]!r} does not exist; create it"
                     " with install_change_log()"
                 )
-            return version
+            return 0
         row = conn.execute(self._version_sql).fetchone()
         if row is None:
             raise ConfigurationError(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 import sqlite3
 import sys
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sitemap_core import ConfigurationError
+from sitemap_core.known import WHOLE
 from sitemap_core.sql import SQLiteSource, install_change_log
 
 from .test_sql import PAGE, Tracer, build, make_db, source, write
@@ -218,6 +220,29 @@ def test_a_missing_or_misspelt_change_log_table_is_an_error(tmp_path: Path) -> N
     assert len(src) == 5
     write(path, "INSERT INTO posts VALUES (6, 'p6', '2024-01-02')")
     assert len(src) == 6
+
+
+def test_a_change_log_missing_from_a_database_without_autoincrement_is_an_error(
+    tmp_path: Path,
+) -> None:
+    # No AUTOINCREMENT table at all means no sqlite_sequence to read the counter from:
+    # still the same typed error naming the table, not SQLite's "no such table".
+    path = tmp_path / "db"
+    with closing(sqlite3.connect(path)) as db, db:
+        db.execute("CREATE TABLE posts (id INTEGER PRIMARY KEY, title TEXT, updated TEXT)")
+        db.execute("INSERT INTO posts VALUES (1, 'p1', '2024-01-01')")
+    with pytest.raises(ConfigurationError, match="'posts_changes' does not exist"):
+        len(logged(lambda: sqlite3.connect(path)))
+
+
+def test_a_log_with_nothing_logged_yet_is_version_zero_until_a_write(tmp_path: Path) -> None:
+    path = make_logged_db(tmp_path / "db", 5)
+    write(path, "DELETE FROM sqlite_sequence")  # as just installed: no counter row yet
+    src = logged(lambda: sqlite3.connect(path))
+    before = src.fingerprint(0, WHOLE)
+    assert before == 0 and len(src) == 5
+    write(path, "INSERT INTO posts VALUES (6, 'p6', '2024-01-02')")
+    assert src.fingerprint(0, WHOLE) != before and len(src) == 6
 
 
 def test_a_table_with_another_unique_index_is_refused(tmp_path: Path) -> None:

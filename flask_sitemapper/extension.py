@@ -137,9 +137,6 @@ logger = logging.getLogger("flask_sitemapper")
 F = TypeVar("F", bound=Callable[..., Any])
 
 _EXTENSION_KEY = "sitemapper"
-_EVERY_METHOD = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE"]
-
-
 class _RootDocument(BaseConverter):
     """The ``xml``, ``txt`` or ``html`` (and ``.gz``) of ``/sitemap.<document>``.
 
@@ -271,15 +268,12 @@ class Sitemapper:
         endpoints = []
         for index, rule in enumerate(rules):
             endpoint = f"sitemapper.sitemap_{index}"
-            app.add_url_rule(
-                rule,
-                endpoint=endpoint,
-                view_func=self._serve,
-                # Every method reaches the view, so that the core answers the others
-                # with its own 405 (Allow: GET, HEAD), the same on every front.
-                methods=_EVERY_METHOD,
-                provide_automatic_options=False,
-            )
+            # A rule without methods: every method, PROPFIND or BREW as well as POST,
+            # reaches the view, so that the core answers the others with its own 405
+            # (Allow: GET, HEAD), the same on every front. Flask's add_url_rule always
+            # sets methods (GET by default), so the rule is added to the map directly.
+            app.url_map.add(app.url_rule_class(rule, endpoint=endpoint, methods=None))
+            app.view_functions[endpoint] = self._serve
             endpoints.append(endpoint)
         state.endpoints = frozenset(endpoints)
         app.after_request(self._robots_after_request)

@@ -56,6 +56,7 @@ REQUESTS: list[tuple[str, str, dict[str, str]]] = [
     ("GET", "/sitemap-posts-9.xml", {}),
     ("GET", "/sitemap-nope-1.xml", {}),
     ("POST", "/sitemap.xml", {}),
+    ("PROPFIND", "/sitemap-posts-1.xml", {}),  # a method none of the frameworks lists
     ("DELETE", "/robots.txt", {}),
     ("GET", "/sitemap.xml", {"Host": "evil.example"}),
 ]

@@ -3,7 +3,9 @@
 ``example`` is parametrized over :data:`~.sites.SITES` (session scope), so every test
 that asks for ``served`` runs once per example, against a server started once per
 example; tests that also need a path per site parametrize ``(example, path)``
-themselves with :func:`~.sites.per_site_document`.
+themselves with :func:`~.sites.per_site_document`. The sites on PostgreSQL are served
+from databases of one PostgreSQL server (``postgresql``), started only when one of
+them is tested.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+from postgres import postgres_server
 
+from .postgresql import PostgresServer, plain_url
 from .servers import (
     EXAMPLES_ROOT,
     HTTP_TIMEOUT,
@@ -88,7 +92,8 @@ def database_for(tmp_path_factory: pytest.TempPathFactory) -> DatabaseFor:
     def database(site: ExampleSite) -> Path:
         if site not in paths:
             path = tmp_path_factory.mktemp(f"db-{site.name}") / site.database_file
-            if site.builds_on_import:
+            # On PostgreSQL, the path only names the folder of the site's IndexNow key.
+            if site.builds_on_import and site.backend == "sqlite":
                 # Built by the example itself in a subprocess, so that the gunicorn workers
                 # of every server find it ready instead of each building its own copy.
                 done = subprocess.run(
@@ -124,16 +129,34 @@ def example(request: pytest.FixtureRequest) -> ExampleSite:
 
 
 @pytest.fixture(scope="session")
+def postgresql() -> Iterator[PostgresServer]:
+    """A PostgreSQL server for the session (skipped without PostgreSQL, failed under CI)."""
+    with postgres_server() as url:
+        yield PostgresServer(plain_url(url))
+
+
+@pytest.fixture(scope="session")
 def served(
-    example: ExampleSite, database_for: DatabaseFor, tmp_path_factory: pytest.TempPathFactory
+    example: ExampleSite,
+    database_for: DatabaseFor,
+    tmp_path_factory: pytest.TempPathFactory,
+    request: pytest.FixtureRequest,
 ) -> Iterator[ServedExample]:
     """``example`` running on its real server (gunicorn or uvicorn), shared by its tests.
 
     One example runs at a time: pytest finishes this fixture before serving the next.
+    A site on PostgreSQL gets a new, empty database, which its workers create and fill
+    as they start.
     """
     database = database_for(example)
-    with example.serve(database, tmp_path_factory.mktemp(f"logs-{example.name}")) as server:
-        described = ServedExample.read(example, server, database)
+    database_url = None
+    if example.backend == "postgresql":
+        # Asked for here, not as an argument: the SQLite sites need no PostgreSQL.
+        server: PostgresServer = request.getfixturevalue("postgresql")
+        database_url = server.create_database(example.database_name, example.timezone)
+    logs = tmp_path_factory.mktemp(f"logs-{example.name}")
+    with example.serve(database, logs, database_url) as running:
+        described = ServedExample.read(example, running, database, database_url)
         assert len(described.item_ids) == example.item_count, described.database
         yield described
 

@@ -1,4 +1,4 @@
-"""The three example sites, described for the shared end-to-end checks.
+"""The example sites, described for the shared end-to-end checks.
 
 An :class:`ExampleSite` says how to start an example (gunicorn or uvicorn, which
 variable names its database) and what it must publish: the fixed pages its routes
@@ -6,6 +6,10 @@ source lists, and one big table of items (posts, articles, products) with ``id``
 ``updated_at`` columns, served by one sliceable source. The item URLs expected are
 read from the database the server uses (:class:`ServedExample`), so the checks compare
 the sitemap with the data rather than with a second copy of the example's logic.
+
+Each of the three examples runs on its SQLite file (:data:`SQLITE_SITES`), and the
+Flask blog and the Starlette news site run on PostgreSQL too (:data:`POSTGRESQL_SITES`,
+``DATABASE_URL``): :data:`SITES`, every site the shared checks run on, holds both.
 
 Nothing here imports an example (importing creates databases); the values below are
 the examples' own constants, repeated, and the ``served`` fixture checks the item
@@ -15,14 +19,15 @@ count against the database.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, closing
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
 import pytest
 
+from .postgresql import connect
 from .servers import DATABASE_VARIABLES, EXAMPLES_ROOT, Server, run_gunicorn, run_uvicorn
 
 #: Entries per child sitemap: every example uses the protocol's maximum.
@@ -57,9 +62,31 @@ class ExampleSite:
     #: one, else the middleware's default rules.
     robots_text: str = DEFAULT_ROBOTS
     own_robots: bool = False
+    #: Where the items are: the SQLite file the database variable names, or a
+    #: PostgreSQL database, named by ``DATABASE_URL``.
+    backend: Literal["sqlite", "postgresql"] = "sqlite"
+    #: On PostgreSQL, the database's ``TimeZone``: the offset the sitemap's lastmods
+    #: are written in (``timestamptz`` keeps no offset of its own).
+    timezone: str = "UTC"
 
     def __str__(self) -> str:
         return self.name
+
+    def on_postgresql(self, timezone: str = "UTC") -> ExampleSite:
+        """The same example, served from PostgreSQL (``DATABASE_URL``)."""
+        return replace(
+            self, name=f"{self.name}-postgresql", backend="postgresql", timezone=timezone
+        )
+
+    @property
+    def on_sqlite(self) -> ExampleSite:
+        """The same example on its SQLite file (itself, if it is on SQLite)."""
+        return next(site for site in SQLITE_SITES if site.directory == self.directory)
+
+    @property
+    def database_name(self) -> str:
+        """The name of its PostgreSQL database (a plain identifier)."""
+        return self.name.replace("-", "_")
 
     @property
     def database_variable(self) -> str:
@@ -97,7 +124,7 @@ class ExampleSite:
         stream on what that render found (see :mod:`sitemap_core.recall`). Flask's route
         source, with short params, is fingerprinted by its params' values.
         """
-        if self.name == "flask":
+        if self.directory.name == "flask_blog":
             return ("/robots.txt",)
         return ("/robots.txt", "/sitemap-pages-1.xml", "/sitemap-pages-1.txt")
 
@@ -137,21 +164,24 @@ class ExampleSite:
             f"/sitemap-{source}.xml",
         )
 
-    def serve(self, database: Path, log_dir: Path) -> AbstractContextManager[Server]:
-        """Start the example on a free port of 127.0.0.1 with its database at ``database``."""
+    def serve(
+        self, database: Path, log_dir: Path, database_url: str | None = None
+    ) -> AbstractContextManager[Server]:
+        """Start the example on a free port of 127.0.0.1 with its database at ``database``.
+
+        With ``database_url``, its items are in that PostgreSQL database instead;
+        ``database`` then only names the folder of its IndexNow key.
+        """
         run = run_gunicorn if self.server == "gunicorn" else run_uvicorn
-        return run(
-            "app:app",
-            self.directory,
-            log_dir,
-            workers=self.workers,
-            env={
-                self.database_variable: str(database),
-                # A connection that is dropped instead of closed is otherwise cleaned up
-                # silently (aiosqlite's __del__ stops its thread): make it say so in the log.
-                "PYTHONWARNINGS": "always::ResourceWarning",
-            },
-        )
+        env = {
+            self.database_variable: str(database),
+            # A connection that is dropped instead of closed is otherwise cleaned up
+            # silently (aiosqlite's __del__ stops its thread): make it say so in the log.
+            "PYTHONWARNINGS": "always::ResourceWarning",
+        }
+        if database_url is not None:
+            env["DATABASE_URL"] = database_url
+        return run("app:app", self.directory, log_dir, workers=self.workers, env=env)
 
 
 FLASK_BLOG = ExampleSite(
@@ -231,13 +261,34 @@ FASTAPI_SHOP = ExampleSite(
     ),
 )
 
-#: Every example, in the order their tests run.
-SITES = (FLASK_BLOG, STARLETTE_NEWS, FASTAPI_SHOP)
+#: Every example on its SQLite file.
+SQLITE_SITES = (FLASK_BLOG, STARLETTE_NEWS, FASTAPI_SHOP)
+#: One WSGI and one ASGI example on PostgreSQL. The newsroom's database is set to its
+#: zone (UTC+2, POSIX spelling), as the example's docstring says: its lastmods then
+#: keep the offset they have on SQLite.
+POSTGRESQL_SITES = (FLASK_BLOG.on_postgresql(), STARLETTE_NEWS.on_postgresql("Etc/GMT-2"))
+#: Every site the shared checks run on, in the order their tests run.
+SITES = (*SQLITE_SITES, *POSTGRESQL_SITES)
 
 
 def read_only(database: Path) -> closing[sqlite3.Connection]:
     """A read-only connection to an example's database (``with read_only(path) as db``)."""
     return closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True))
+
+
+def query(
+    database: Path | str, sql: str, parameters: Sequence[object] = ()
+) -> list[tuple[Any, ...]]:
+    """The rows of ``sql`` (``?`` placeholders) on an example's database.
+
+    ``database`` is a SQLite file (opened read-only) or a PostgreSQL URL.
+    """
+    if isinstance(database, Path):
+        with read_only(database) as db:
+            return db.execute(sql, parameters).fetchall()
+    # psycopg's placeholder; no query here has a "?" of its own.
+    with connect(database) as db:
+        return db.execute(sql.replace("?", "%s"), parameters).fetchall()  # type: ignore[arg-type]
 
 
 @dataclass
@@ -246,16 +297,29 @@ class ServedExample:
 
     site: ExampleSite
     server: Server
+    #: The SQLite file; on PostgreSQL, a path in the folder of the IndexNow key.
     database: Path
     #: Every item id in the database, ascending: the order of the items' sitemaps.
     item_ids: list[int]
+    #: The plain ``postgresql://`` URL the example was given (None on SQLite).
+    database_url: str | None = None
+    #: What the server had logged when it was up: its workers' start-up.
+    boot_log: str = ""
 
     @classmethod
-    def read(cls, site: ExampleSite, server: Server, database: Path) -> ServedExample:
-        """Describe ``server``, reading the item ids from ``database``."""
-        with read_only(database) as db:
-            ids = [row[0] for row in db.execute(f"SELECT id FROM {site.table} ORDER BY id")]
-        return cls(site, server, database, ids)
+    def read(
+        cls, site: ExampleSite, server: Server, database: Path, database_url: str | None = None
+    ) -> ServedExample:
+        """Describe ``server``, reading the item ids from its database."""
+        ids = [
+            row[0]
+            for row in query(database_url or database, f"SELECT id FROM {site.table} ORDER BY id")
+        ]
+        return cls(site, server, database, ids, database_url, server.log())
+
+    def query(self, sql: str, parameters: Sequence[object] = ()) -> list[tuple[Any, ...]]:
+        """The rows of ``sql`` (``?`` placeholders) on the database the server reads."""
+        return query(self.database_url or self.database, sql, parameters)
 
     @property
     def base_url(self) -> str:
@@ -296,11 +360,16 @@ class ServedExample:
         return self.item_urls(start, start + PAGE_SIZE)
 
     def lastmods(self, ids: list[int]) -> dict[int, str]:
-        """``updated_at`` of the items ``ids``, as stored."""
+        """``updated_at`` of the items ``ids``, as stored (ISO 8601 text).
+
+        On PostgreSQL, a ``timestamptz`` in the database's time zone, as the example
+        reads it.
+        """
         marks = ",".join("?" * len(ids))
-        query = f"SELECT id, updated_at FROM {self.site.table} WHERE id IN ({marks})"
-        with read_only(self.database) as db:
-            return {int(i): str(v) for i, v in db.execute(query, ids)}
+        rows = self.query(
+            f"SELECT id, updated_at FROM {self.site.table} WHERE id IN ({marks})", ids
+        )
+        return {int(i): v if isinstance(v, str) else v.isoformat() for i, v in rows}
 
 
 def per_site_document(paths: Callable[[ExampleSite], Iterable[str]]) -> list[Any]:

@@ -27,7 +27,13 @@ from sitemap_core.html import CONTENT_SECURITY_POLICY
 
 from .conftest import DatabaseFor
 from .servers import run_gunicorn, run_uvicorn
-from .sites import ExampleSite, ServedExample
+from .sites import SQLITE_SITES, ExampleSite, ServedExample
+
+# What a person sees does not depend on the database behind it: the examples on their
+# SQLite files only (the other checks show PostgreSQL serves the same documents).
+pytestmark = pytest.mark.parametrize(
+    "example", SQLITE_SITES, indirect=True, ids=str, scope="session"
+)
 
 #: URLs per page on the second server of each example.
 SMALL_PAGE = 1_000

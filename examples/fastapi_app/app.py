@@ -217,7 +217,8 @@ def create_tables(conn: Connection, products: int = PRODUCT_COUNT) -> None:
     if inspect(conn).has_table("products"):
         return
     metadata.create_all(conn)
-    # Multi-row INSERTs of 10,000 products each, in one transaction.
+    # Batches of 10,000 rows, which SQLAlchemy sends as multi-row INSERTs (1,000 rows
+    # each), all in one transaction: about a second for the 75,000 products.
     columns = [column.name for column in products_table.columns]
     rows = (dict(zip(columns, product, strict=True)) for product in stand_in_products(products))
     while batch := list(islice(rows, 10_000)):

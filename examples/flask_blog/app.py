@@ -184,7 +184,8 @@ def create_tables(conn: Connection, posts: int = POST_COUNT) -> None:
     if inspect(conn).has_table("posts"):
         return
     metadata.create_all(conn)
-    # Multi-row INSERTs of 10,000 posts each: a few seconds for 120,000.
+    # Batches of 10,000 rows, which SQLAlchemy sends as multi-row INSERTs (1,000 rows
+    # each), all in one transaction: under two seconds for the 120,000 posts.
     columns = [column.name for column in posts_table.columns]
     rows = (dict(zip(columns, post, strict=True)) for post in stand_in_posts(posts))
     while batch := list(islice(rows, 10_000)):

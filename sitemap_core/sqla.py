@@ -447,7 +447,6 @@ class _Statements:
         )
         self.version: Any = None
         self.changes: Any = None
-        self.changed: Any = None
         counter = version_table if change_log is None else f"{change_log}_version"
         if counter is not None:
             self.version = select(column("version")).select_from(
@@ -455,14 +454,16 @@ class _Statements:
             )
         if change_log is not None:
             log = table(_name("change_log", change_log), column("id"), column("key"))
-            since = log.c.id > bindparam("version", type_=BigInteger)
-            self.changes = select(
-                func.min(log.c.id),
-                func.count() - func.count(log.c.key),  # NULL keys: a TRUNCATE
-            ).where(since)
-            self.changed = (
-                select(log.c.key)
-                .where(since)
+            # The changed keys since a version, each once, with two totals over all of
+            # them (window sums, taken before the LIMIT): the log's rows, and those
+            # without a key (a TRUNCATE). One round trip per write.
+            self.changes = (
+                select(
+                    log.c.key,
+                    func.sum(func.count()).over(),
+                    func.sum(func.count() - func.count(log.c.key)).over(),
+                )
+                .where(log.c.id > bindparam("version", type_=BigInteger))
                 .group_by(log.c.key)
                 .order_by(log.c.key)
                 .limit(bindparam("n", type_=BigInteger))
@@ -488,12 +489,13 @@ class _Statements:
             return facts
         fresh = _Version(version)
         if facts is not None and self.changes is not None and version > facts.version:
-            first_id, unkeyed = (yield self.changes, {"version": facts.version})[0]
-            # Ids run without gaps (the counter); a first id past version + 1 means the
-            # log was pruned past what we knew, so nothing can be carried over.
-            if first_id == facts.version + 1 and not unkeyed:
-                rows = yield self.changed, {"version": facts.version, "n": _CHANGED_KEYS + 1}
-                yield from self.carry(facts, fresh, [r[0] for r in rows])
+            rows = yield self.changes, {"version": facts.version, "n": _CHANGED_KEYS + 1}
+            # Ids run without gaps (the counter), one per bump: fewer rows than the
+            # versions between means the log was pruned past what we knew, so nothing
+            # can be carried over; nor past a TRUNCATE (a NULL key).
+            if rows and rows[0][1] == version - facts.version and not rows[0][2]:
+                changed = [row[0] for row in rows if row[0] is not None]
+                yield from self.carry(facts, fresh, changed)
         memo[0] = fresh
         return fresh
 

@@ -612,7 +612,10 @@ class Sitemapper:
         app: Flask = ctx.app
         req: Request = ctx.request
         path = req.path
-        state = self._state(app)
+        # Only the Sitemapper that owns the app's paths registers this view, and its
+        # state is the app's extension entry: one dict lookup, where _state() makes a
+        # weak reference to look the app up.
+        state: _AppState = app.extensions[_EXTENSION_KEY]
         own_paths = self._own_paths(app, state)
         own = own_paths.get(path)
         if own is not None:
@@ -881,13 +884,16 @@ def _allowed_hosts(config: Mapping[str, Any]) -> tuple[str, ...]:
     return LOOPBACK_HOSTS
 
 
-#: URL adapters bound to a base URL, per app: building one costs more than a 304's
-#: own work, and an adapter is only read when it builds URLs.
-_ADAPTERS: WeakKeyDictionary[Flask, dict[str, MapAdapter]] = WeakKeyDictionary()
+#: Where an app keeps its URL adapters bound to a base URL (in ``app.extensions``):
+#: building one costs more than a 304's own work, and an adapter is only read when it
+#: builds URLs.
+_ADAPTERS_KEY = "flask_sitemapper.url_adapters"
 
 
 def _url_adapter(app: Flask, base: BaseURL) -> MapAdapter:
-    adapters = _ADAPTERS.setdefault(app, {})
+    adapters: dict[str, MapAdapter] | None = app.extensions.get(_ADAPTERS_KEY)
+    if adapters is None:
+        adapters = app.extensions.setdefault(_ADAPTERS_KEY, {})
     adapter = adapters.get(base.url)
     if adapter is None:
         scheme, _, rest = base.url.partition("://")

@@ -779,3 +779,44 @@ def test_served_by_both_fronts_as_sqlitesource_serves_the_same_rows(
         assert asgi_documents(async_src) == reference
     finally:
         asyncio.run(engine.dispose())
+
+
+def test_an_index_request_after_an_edit_costs_a_few_statements_on_both_fronts(
+    adb: Db, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fronts ask the fingerprint first, in the request's thread (Flask) or task
+    (ASGI): the index's twenty children then cost no statement each."""
+    from flask import Flask
+    from starlette.applications import Starlette
+    from starlette.testclient import TestClient
+
+    from asgi_sitemap import SitemapMiddleware
+    from flask_sitemapper import Sitemapper
+
+    db = adb
+    monkeypatch.setattr(sqla, "_SEGMENT", 5)
+    db.fill(20 * PAGE, versioning="change_log")
+    app = Flask(__name__)
+    app.config["SITEMAP_BASE_URL"] = ORIGIN
+    Sitemapper(app).add_source("posts", source(db, "change_log"), page_size=PAGE)
+    flask_client = app.test_client()
+    engine, async_src = async_source(db.async_url, "change_log")
+    sent: list[str] = []
+    event.listen(engine.sync_engine, "before_cursor_execute", lambda *a: sent.append(a[2]))
+    asgi = SitemapMiddleware(Starlette(), {"posts": async_src}, base_url=ORIGIN, page_size=PAGE)
+    try:
+        with TestClient(asgi, base_url=ORIGIN) as asgi_client:
+            flask_client.get("/sitemap.xml")
+            asgi_client.get("/sitemap.xml")
+            db.write(update(posts).where(posts.c.id == 104).values(updated_at=day(3)))
+            db.clear()
+            sent.clear()
+            flask_index = flask_client.get("/sitemap.xml").data
+            asgi_index = asgi_client.get("/sitemap.xml").content
+    finally:
+        asyncio.run(engine.dispose())
+    assert flask_index == asgi_index
+    assert flask_index.count(b"<sitemap>") == 20
+    for log in (db.log, [sql for sql in sent if sql != "BEGIN"]):
+        # The version (twice on PostgreSQL), the log, the changed segment: no more.
+        assert len(log) <= 4, log

@@ -221,6 +221,8 @@ class _Version:
         self.count: int | None = None
         #: (start, stop) -> (newest, its first key, the key at ``stop`` or _END).
         self.newest: dict[tuple[int, int], tuple[Any, Any, Any]] = {}
+        #: Ranges the last version was asked that a write left unknown, in order.
+        self.pending: list[tuple[int, int]] = []
 
     def at(self, rank: int) -> Any:
         """The key of the row at ``rank`` if it is a landmark, else None."""
@@ -257,18 +259,18 @@ class _Version:
         if following == end:
             self.spans[i] = value
 
-    def step(self, rank: int, stop: int) -> tuple[bool, Any, int] | None:
-        """From the landmark at ``rank`` towards ``stop``: ``(True, newest, next rank)``
-        when its span is known and ends by ``stop``, else ``(False, key, rows)``: the
-        rows to read from its key. None when ``rank`` is no landmark (or the end)."""
+    def step(self, rank: int, stop: int) -> tuple[bool, Any, int | None] | None:
+        """From the landmark at ``rank`` towards ``stop``: ``(True, newest, next
+        rank)`` when its span is known and ends by ``stop``, else ``(False, key, next
+        rank or None)``: the rows to read from its key, up to the next landmark (None:
+        unknown). None when ``rank`` is no landmark."""
         i = bisect_left(self.ranks, rank)
         if i == len(self.ranks) or self.ranks[i] != rank:
             return None
         following = self.ranks[i + 1] if i + 1 < len(self.ranks) else self.count
         if self.spans[i] is not None and following is not None and following <= stop:
             return True, self.spans[i], following
-        end = stop if following is None or following > stop else following
-        return False, self.keys[i], end - rank
+        return False, self.keys[i], following
 
     def known_newest(self, start: int, stop: int) -> tuple[bool, Any]:
         """``(True, newest)`` of ranks ``[start, stop)`` from what is known, no query."""
@@ -279,7 +281,7 @@ class _Version:
         value, rank = _NOTHING, start
         while rank < stop and (self.count is None or rank < self.count):
             known = self.step(rank, stop)
-            if known is None or not known[0]:
+            if known is None or not known[0] or known[2] is None:
                 return False, None
             value, rank = _later(value, known[1]), known[2]
         return True, _answer(value)
@@ -413,6 +415,9 @@ class _Statements:
             # Versioned: a range is read once per version, in segments of _SEGMENT
             # ranks (aligned on the whole table's ranks, so that the segments of a
             # page are a page's), each its first key, rows and newest lastmod.
+            # A segment never straddles ``cut`` either: a read through a page's end
+            # (to the landmark after it) gives the newest of the page's last rows, and
+            # the next page's first key and first rows', in one statement.
             number = func.row_number().over(order_by=k) - 1 + bindparam("base", type_=BigInteger)
             ranked = (
                 filtered(
@@ -420,6 +425,9 @@ class _Statements:
                         k.label("k"),
                         lm.label("lm"),
                         (number // bindparam("segment", type_=BigInteger)).label("segment"),
+                        case((number >= bindparam("cut", type_=BigInteger), 1), else_=0).label(
+                            "side"
+                        ),
                     )
                 )
                 .where(k >= anchor)
@@ -435,8 +443,8 @@ class _Statements:
                     func.count(ranked.c.lm),
                     func.max(ranked.c.lm),
                 )
-                .group_by(ranked.c.segment)
-                .order_by(ranked.c.segment)
+                .group_by(ranked.c.segment, ranked.c.side)
+                .order_by(ranked.c.segment, ranked.c.side)
             )
         # Scalar subqueries, not one SELECT of three aggregates: a lone MAX() is an
         # O(log n) index look-up in most databases, a MAX() beside COUNT(*) is not.
@@ -602,6 +610,7 @@ class _Statements:
                 if deltas[j] != 0:
                     continue
                 fresh.newest[window] = (value, first, stop_key)
+            fresh.pending = sorted(set(newest) - set(fresh.newest))
 
     def find(self, facts: _Version, rank: int) -> Plan:
         """The key of the row at ``rank``, or ``_END``; left as a landmark."""
@@ -671,7 +680,13 @@ class _Statements:
     def newest_plan(
         self, memo: list[_Version | None], start: int, stop: int, pinned: _Version | None = None
     ) -> Plan:
-        """The newest ``lastmod`` of ``[start, stop)``, None if a row has none."""
+        """The newest ``lastmod`` of ``[start, stop)``, None if a row has none.
+
+        The first call that must read (the first index after a write) also reads, in
+        the same transaction, every range the last version was asked that the write
+        left unknown (the pages a row inserted or deleted shifted): one version read
+        for them all, not one per page.
+        """
         if self.read is None or self.newest_skip is None:
             return None
         if pinned is not None:
@@ -684,6 +699,15 @@ class _Statements:
             if stop <= start:
                 return None
             return _first((yield self.newest_skip, {"start": start, "n": stop - start}))[0]
+        with facts.lock:
+            pending, facts.pending = facts.pending, []
+        for window in pending:
+            yield from self.range_plan(facts, *window)
+        return (yield from self.range_plan(facts, start, stop))
+
+    def range_plan(self, facts: _Version, start: int, stop: int) -> Plan:
+        """The newest of ``[start, stop)`` under ``facts``: from the spans known, reading
+        the rows of those unknown (a segment's rows each, or the range's)."""
         with facts.lock:
             known, value = facts.known_newest(start, stop)
         if known:
@@ -700,29 +724,38 @@ class _Statements:
                 if (yield from self.find(facts, rank)) is _END:
                     break
                 continue
-            if step[0]:
+            if step[0] and step[2] is not None:  # a known span: the next rank is known
                 value, rank = _later(value, step[1]), step[2]
                 continue
-            _, key, asked = step
-            rows = yield self.read, {"anchor": key, "base": rank, "segment": _SEGMENT, "n": asked}
+            _, key, following = step
+            # To the next landmark if it is near past ``stop`` (a span a shift split),
+            # so that the next page's start is read with this page's end; else to stop.
+            asked = stop - rank
+            if following is not None and following - stop <= 2 * _SEGMENT:
+                asked = following - rank
+            params = {"anchor": key, "base": rank, "segment": _SEGMENT, "cut": stop, "n": asked}
+            rows = yield self.read, params
             segments = [
                 (low, int(n), _NOTHING if not n else (top if dated == n else _UNDATED))
                 for low, _, n, dated, top in rows
             ]
-            got = sum(n for _, n, _ in segments)
-            for _, _, top in segments:
-                value = _later(value, top)
-            following = None
+            got, at = 0, rank
+            for _, n, top in segments:
+                if at < stop:  # a segment never straddles stop (see self.read)
+                    value = _later(value, top)
+                at += n
+                got += n
+            after = None
             if got == asked:
                 with facts.lock:
                     landmark, count = facts.at(rank + got), facts.count
                 if count is not None and rank + got >= count:
-                    following = _END
+                    after = _END
                 elif landmark is None:
                     row = _first((yield self.after, {"last": rows[-1][1]}))
-                    following = _END if row is None else row[0]
-            facts.absorb(rank, asked, segments, following)
-            if got < asked or following is _END:
+                    after = _END if row is None else row[0]
+            facts.absorb(rank, asked, segments, after)
+            if got < asked or after is _END:
                 break
             rank += got
         with facts.lock:

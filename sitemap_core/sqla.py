@@ -286,10 +286,10 @@ class _Version:
             value, rank = _later(value, known[1]), known[2]
         return True, _answer(value)
 
-    def absorb(self, rank: int, asked: int, segments: list[Any], following: Any) -> None:
+    def absorb(self, rank: int, asked: int, segments: list[Any]) -> None:
         """Remember a read of ``asked`` rows from the landmark at ``rank``: its
-        segments ``(first key, rows, newest)`` and the key after it (``_END``: the
-        table ends there; None: not asked, a landmark is there already)."""
+        segments ``(first key, rows, newest)``, each a landmark and, if it reaches
+        the next landmark (or the table's end: fewer rows than asked), a span."""
         marks, at = [], rank
         for key, rows, value in segments:
             marks.append((key, at, rows, value))
@@ -297,11 +297,8 @@ class _Version:
         with self.lock:
             for key, start, _, _ in marks:
                 self.mark(key, start)
-            if at - rank < asked or following is _END:
-                if self.count is None:
-                    self.count = at
-            elif following is not None:
-                self.mark(following, at)
+            if at - rank < asked and self.count is None:
+                self.count = at
             for _, start, rows, value in marks:
                 self.settle(start, start + rows, value)
 
@@ -366,7 +363,6 @@ class _Statements:
         self.seek_down = (
             filtered(select(k)).where(k < anchor).order_by(k.desc()).offset(skip).limit(1)
         )
-        self.after = filtered(select(k)).where(k > bindparam("last")).order_by(k).limit(1)
         self.rows = filtered(select(*selected)).where(k >= anchor).order_by(k).limit(n)
         self.rows_open = filtered(select(*selected)).where(k >= anchor).order_by(k)
         # Unversioned: nothing to remember an anchor in, so the page's first key is a
@@ -438,7 +434,6 @@ class _Statements:
             self.read = (
                 select(
                     func.min(ranked.c.k),
-                    func.max(ranked.c.k),
                     func.count(),
                     func.count(ranked.c.lm),
                     func.max(ranked.c.lm),
@@ -728,34 +723,26 @@ class _Statements:
                 value, rank = _later(value, step[1]), step[2]
                 continue
             _, key, following = step
-            # To the next landmark if it is near past ``stop`` (a span a shift split),
-            # so that the next page's start is read with this page's end; else to stop.
-            asked = stop - rank
+            # To the next landmark when it is at or near past ``stop`` (a span a shift
+            # split: this page's end and the next page's start in one read), else one
+            # row past ``stop``: the next page's first key, a landmark.
             if following is not None and following - stop <= 2 * _SEGMENT:
                 asked = following - rank
+            else:
+                asked = stop - rank + 1
             params = {"anchor": key, "base": rank, "segment": _SEGMENT, "cut": stop, "n": asked}
             rows = yield self.read, params
             segments = [
                 (low, int(n), _NOTHING if not n else (top if dated == n else _UNDATED))
-                for low, _, n, dated, top in rows
+                for low, n, dated, top in rows
             ]
-            got, at = 0, rank
+            got = 0
             for _, n, top in segments:
-                if at < stop:  # a segment never straddles stop (see self.read)
+                if rank + got < stop:  # a segment never straddles stop (see self.read)
                     value = _later(value, top)
-                at += n
                 got += n
-            after = None
-            if got == asked:
-                with facts.lock:
-                    landmark, count = facts.at(rank + got), facts.count
-                if count is not None and rank + got >= count:
-                    after = _END
-                elif landmark is None:
-                    row = _first((yield self.after, {"last": rows[-1][1]}))
-                    after = _END if row is None else row[0]
-            facts.absorb(rank, asked, segments, after)
-            if got < asked or after is _END:
+            facts.absorb(rank, asked, segments)
+            if got < asked:
                 break
             rank += got
         with facts.lock:

@@ -217,8 +217,6 @@ def kind(sql: str) -> str:
         return "recount"
     if flat.startswith("SELECT count(*)"):
         return "count"
-    if flat.startswith("SELECT posts.id FROM posts WHERE posts.id >"):
-        return "after"
     if flat.startswith("SELECT posts.id FROM posts"):
         return "seek"
     return "rows"

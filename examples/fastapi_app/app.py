@@ -7,13 +7,14 @@ Run it from this folder::
 * On first start-up 75,000 products are written to ``shop.db`` next to this file;
   ``FASTAPI_DATABASE=/path/to/file.db`` puts the database elsewhere.
 * ``DATABASE_URL=postgresql://user@host:port/db uvicorn app:app`` serves the same
-  products from PostgreSQL instead (``pip install "dynamic-sitemaps[asgi,sqlalchemy]"
-  "psycopg[binary]"``), through SQLAlchemy's asyncio engine: the first worker to
-  start creates and fills the ``products`` table and its change log, under an
-  advisory lock, so the others wait for it and find it filled. A plain
-  ``postgresql://`` (or ``postgres://``) URL is read with psycopg 3 (its asyncio
-  mode); a URL naming its driver (``postgresql+asyncpg://``) is taken as given, and
-  ``sqlite:///path/to/shop.db`` names the SQLite file.
+  products from PostgreSQL instead (``pip install
+  "dynamic-sitemaps[asgi,postgresql]"``), through SQLAlchemy's asyncio engine: the first
+  worker to start creates and fills the ``products`` table and its change log, under an
+  advisory lock, so the others wait for it and find it filled. A plain ``postgresql://``
+  (or ``postgres://``) URL is read with psycopg 3 (its asyncio mode;
+  ``sitemap_core.sqla_url.engine_url``); a URL naming its driver
+  (``postgresql+asyncpg://``) is taken as given, and ``sqlite:///path/to/shop.db`` names
+  the SQLite file.
 * ``/``, ``/contact`` and the ``/categories/{category}`` pages are marked with
   ``@routes.include`` under FastAPI's ``@app.get``; the categories' params are a list
   made once from the same constant the category page checks, so listing them costs
@@ -68,7 +69,6 @@ from fastapi import FastAPI, HTTPException
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, Response
 from sqlalchemy import (
-    URL,
     Column,
     Connection,
     DateTime,
@@ -79,7 +79,6 @@ from sqlalchemy import (
     func,
     insert,
     inspect,
-    make_url,
     select,
 )
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
@@ -87,6 +86,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from asgi_sitemap import Entry, SitemapMiddleware, SitemapRoutes, Video, url_builder
 from sitemap_core import sqla
 from sitemap_core.sql import SQLiteSource, install_change_log
+from sitemap_core.sqla_url import engine_url
 
 PRODUCT_COUNT = 75_000
 CATEGORIES = ("books", "garden", "kitchen", "music", "outdoor", "toys", "tools")
@@ -189,22 +189,6 @@ products_table = Table(
 )
 
 
-def engine_url(database_url: str) -> URL:
-    """``DATABASE_URL`` as SQLAlchemy takes it: a PostgreSQL URL with its driver.
-
-    SQLAlchemy 2.0 reads a plain ``postgresql://`` URL with psycopg2, and none knows
-    ``postgres://`` (Heroku's spelling): both get psycopg 3, whose asyncio mode the
-    async engine uses, so the URL works as given. A URL naming its driver
-    (``postgresql+asyncpg://``) is kept.
-    """
-    url = make_url(database_url)
-    if url.drivername in ("postgresql", "postgres"):
-        url = url.set(drivername="postgresql+psycopg")
-    if url.get_backend_name() != "postgresql":
-        raise ValueError(f"DATABASE_URL: a postgresql:// or sqlite:/// URL, not {url.drivername}")
-    return url
-
-
 def create_tables(conn: Connection, products: int = PRODUCT_COUNT) -> None:
     """Create and fill the products table and its change log, unless it exists.
 
@@ -265,7 +249,7 @@ engine: AsyncEngine | None = None
 #: over a page that page's newest. The change log makes every fact exact and cheap.
 products: SQLiteSource | sqla.AsyncSQLAlchemySource
 if DATABASE_URL:
-    engine = create_async_engine(engine_url(DATABASE_URL))
+    engine = create_async_engine(engine_url(DATABASE_URL, backends={"postgresql"}))
     products = sqla.AsyncSQLAlchemySource(
         engine,
         products_table,

@@ -4,12 +4,13 @@ Run it (from this folder): ``gunicorn app:app`` or ``flask --app app run``.
 
 * 120,000 posts are created in ``blog.db`` on first run (``BLOG_DATABASE`` moves it).
 * ``DATABASE_URL=postgresql://user@host:port/db gunicorn app:app`` serves the same posts
-  from PostgreSQL instead (``pip install "dynamic-sitemaps[flask,sqlalchemy]"
-  "psycopg[binary]"``): the first worker to start creates and fills the ``posts``
-  table and its change log, under an advisory lock, so the others wait for it and
-  find it filled. A plain ``postgresql://`` (or ``postgres://``) URL is read with the
-  psycopg 3 driver; a URL naming its driver (``postgresql+psycopg2://``) is taken as
-  given, and ``sqlite:///path/to/blog.db`` names the SQLite file.
+  from PostgreSQL instead (``pip install "dynamic-sitemaps[flask,postgresql]"``): the
+  first worker to start creates and fills the ``posts`` table and its change log, under
+  an advisory lock, so the others wait for it and find it filled. A plain
+  ``postgresql://`` (or ``postgres://``) URL is read with the psycopg 3 driver
+  (``sitemap_core.sqla_url.engine_url``); a URL naming its driver
+  (``postgresql+psycopg2://``) is taken as given, and ``sqlite:///path/to/blog.db``
+  names the SQLite file.
 * Static pages and the tag pages are listed with ``@sitemapper.include``; the posts
   come from the library's :class:`~sitemap_core.sql.SQLiteSource` (on PostgreSQL,
   :class:`~sitemap_core.sqla.SQLAlchemySource`), the fast way to list a big table:
@@ -52,7 +53,6 @@ from typing import Any
 
 from flask import Flask, Response, abort
 from sqlalchemy import (
-    URL,
     Column,
     Connection,
     DateTime,
@@ -65,13 +65,13 @@ from sqlalchemy import (
     func,
     insert,
     inspect,
-    make_url,
     select,
 )
 
 from flask_sitemapper import Sitemapper, url_builder
 from sitemap_core import sqla
 from sitemap_core.sql import SQLiteSource, install_change_log
+from sitemap_core.sqla_url import engine_url
 
 POST_COUNT = 120_000
 TAGS = ("flask", "python", "sitemaps", "sqlite", "wsgi", "asgi", "http", "caching")
@@ -158,21 +158,6 @@ posts_table = Table(
 )
 
 
-def engine_url(database_url: str) -> URL:
-    """``DATABASE_URL`` as SQLAlchemy takes it: a PostgreSQL URL with its driver.
-
-    SQLAlchemy 2.0 reads a plain ``postgresql://`` URL with psycopg2, and none knows
-    ``postgres://`` (Heroku's spelling): both get the psycopg 3 driver, so the URL
-    works as given. A URL naming its driver (``postgresql+psycopg2://``) is kept.
-    """
-    url = make_url(database_url)
-    if url.drivername in ("postgresql", "postgres"):
-        url = url.set(drivername="postgresql+psycopg")
-    if url.get_backend_name() != "postgresql":
-        raise ValueError(f"DATABASE_URL: a postgresql:// or sqlite:/// URL, not {url.drivername}")
-    return url
-
-
 def create_tables(conn: Connection, posts: int = POST_COUNT) -> None:
     """Create and fill the posts table and its change log, unless it exists.
 
@@ -223,7 +208,7 @@ engine: Engine | None = None
 #: a page that page's newest; the change log makes every fact exact and cheap.
 posts: SQLiteSource | sqla.SQLAlchemySource
 if DATABASE_URL:
-    engine = create_engine(engine_url(DATABASE_URL))
+    engine = create_engine(engine_url(DATABASE_URL, backends={"postgresql"}))
     with engine.begin() as conn:
         create_tables(conn)
     # No connection of the set-up stays open: processes forked from this one (gunicorn

@@ -7,13 +7,14 @@ Run it from this folder::
 * On first start-up 60,000 articles are written to ``articles.db`` next to this file;
   ``STARLETTE_DATABASE=/path/to/file.db`` puts the database elsewhere.
 * ``DATABASE_URL=postgresql://user@host:port/db uvicorn app:app`` serves the same
-  articles from PostgreSQL instead (``pip install "dynamic-sitemaps[asgi,sqlalchemy]"
-  "psycopg[binary]"``), through SQLAlchemy's asyncio engine: the first worker to
-  start creates and fills the ``articles`` table and its change log, under an
-  advisory lock, so the others wait for it and find it filled. A plain
-  ``postgresql://`` (or ``postgres://``) URL is read with psycopg 3 (its asyncio
-  mode); a URL naming its driver (``postgresql+asyncpg://``) is taken as given, and
-  ``sqlite:///path/to/articles.db`` names the SQLite file.
+  articles from PostgreSQL instead (``pip install
+  "dynamic-sitemaps[asgi,postgresql]"``), through SQLAlchemy's asyncio engine: the first
+  worker to start creates and fills the ``articles`` table and its change log, under an
+  advisory lock, so the others wait for it and find it filled. A plain ``postgresql://``
+  (or ``postgres://``) URL is read with psycopg 3 (its asyncio mode;
+  ``sitemap_core.sqla_url.engine_url``); a URL naming its driver
+  (``postgresql+asyncpg://``) is taken as given, and ``sqlite:///path/to/articles.db``
+  names the SQLite file.
 * ``/``, ``/about`` and the six ``/topics/{topic}`` pages are marked with
   ``SitemapRoutes``; the articles come from the library's
   :class:`~sitemap_core.sql.SQLiteSource`, the fast way to list a big table:
@@ -71,7 +72,6 @@ from typing import Any
 
 import aiosqlite
 from sqlalchemy import (
-    URL,
     Column,
     Connection,
     DateTime,
@@ -82,7 +82,6 @@ from sqlalchemy import (
     func,
     insert,
     inspect,
-    make_url,
     select,
 )
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
@@ -97,6 +96,7 @@ from starlette.routing import Route
 from asgi_sitemap import SitemapMiddleware, SitemapRoutes, url_builder
 from sitemap_core import sqla
 from sitemap_core.sql import SQLiteSource, install_change_log
+from sitemap_core.sqla_url import engine_url
 
 ARTICLE_COUNT = 60_000
 TOPICS = ("python", "asyncio", "databases", "web", "testing", "packaging")
@@ -198,22 +198,6 @@ articles_table = Table(
 )
 
 
-def engine_url(database_url: str) -> URL:
-    """``DATABASE_URL`` as SQLAlchemy takes it: a PostgreSQL URL with its driver.
-
-    SQLAlchemy 2.0 reads a plain ``postgresql://`` URL with psycopg2, and none knows
-    ``postgres://`` (Heroku's spelling): both get psycopg 3, whose asyncio mode the
-    async engine uses, so the URL works as given. A URL naming its driver
-    (``postgresql+asyncpg://``) is kept.
-    """
-    url = make_url(database_url)
-    if url.drivername in ("postgresql", "postgres"):
-        url = url.set(drivername="postgresql+psycopg")
-    if url.get_backend_name() != "postgresql":
-        raise ValueError(f"DATABASE_URL: a postgresql:// or sqlite:/// URL, not {url.drivername}")
-    return url
-
-
 def create_tables(conn: Connection, count: int = ARTICLE_COUNT) -> None:
     """Create and fill the articles table and its change log, unless it exists.
 
@@ -261,7 +245,7 @@ engine: AsyncEngine | None = None
 #: over a page that page's newest. The change log makes every fact exact and cheap.
 articles: SQLiteSource | sqla.AsyncSQLAlchemySource
 if DATABASE_URL:
-    engine = create_async_engine(engine_url(DATABASE_URL))
+    engine = create_async_engine(engine_url(DATABASE_URL, backends={"postgresql"}))
     articles = sqla.AsyncSQLAlchemySource(
         engine,
         articles_table,

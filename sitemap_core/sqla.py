@@ -960,8 +960,13 @@ class SQLAlchemySource(_Base):
                 return
             result = conn.execution_options(stream_results=True).execute(*query)
             build = self._sql.build
-            for row in result:
-                yield build(row)
+            try:
+                for row in result:
+                    yield build(row)
+            finally:
+                # A page closed early (a client hanging up) closes its server-side
+                # cursor now, not when the garbage collector finds it still open.
+                result.close()
 
     def fingerprint(self, start: int, stop: int) -> object:
         """The version (one-row read) when versioned, else ``(COUNT(*), MAX(key),

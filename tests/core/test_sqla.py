@@ -7,10 +7,12 @@ PostgreSQL is started by the tests (``tests/postgres.py``); without it those cas
 from __future__ import annotations
 
 import asyncio
+import gc
 import random
 import sqlite3
 import threading
 import time
+import warnings
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import closing
@@ -280,6 +282,27 @@ def test_pages_list_every_row_once_in_key_order(db: Db, versioning: str) -> None
     assert [len(page) for page in pages] == [10] * 9 + [5]
     assert locs(src[90:]) == [url(i) for i in range(91, 96)]
     assert locs(src[5:5]) == locs(src[200:210]) == []
+
+
+def test_a_page_closed_early_closes_its_cursor_and_returns_its_connection(db: Db) -> None:
+    # A client hanging up closes the page's generator: its streamed result (a server-side
+    # cursor on PostgreSQL) is closed then, not left for the garbage collector, which
+    # made psycopg warn of a cursor deleted while still open.
+    db.fill(3 * PAGE)
+    src = source(db)
+    pool = db.engine.pool
+    # Recorded, not raised: the warning comes from a __del__, where errors are ignored.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        rows = src[0 : 3 * PAGE]
+        assert locs([next(rows)]) == [url(1)]
+        assert pool.checkedout() == 1
+        rows.close()
+        assert pool.checkedout() == 0
+        del rows
+        gc.collect()
+    assert [str(w.message) for w in caught if w.category is ResourceWarning] == []
+    assert locs(src[0:2]) == [url(1), url(2)]  # and the pool's connection still works
 
 
 @pytest.mark.parametrize("versioning", VERSIONING)

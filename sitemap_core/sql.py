@@ -241,6 +241,14 @@ def install_change_log(conn: sqlite3.Connection, table: str, key: str, log_table
             " instead, or the primary key as the key"
         )
     conn.execute(f"CREATE TABLE IF NOT EXISTS {log} (id INTEGER PRIMARY KEY AUTOINCREMENT, key)")
+    # The log's counter row, which SQLite would add only at the first change logged:
+    # with it, the version is one lookup from the start (SQLiteSource._read_version
+    # looks for the log table too while there is none).
+    conn.execute(
+        "INSERT INTO sqlite_sequence (name, seq) SELECT ?, 0 WHERE NOT EXISTS"
+        " (SELECT 1 FROM sqlite_sequence WHERE name = ? COLLATE NOCASE)",
+        (log_table, log_table),
+    )
     # A page's fingerprint is the last change logged in its range of keys: one index
     # range read (see SQLiteSource.fingerprint).
     index = _ident("index", f"{log_table}_key")

@@ -75,6 +75,9 @@ from sitemap_core.sqla_url import engine_url
 
 POST_COUNT = 120_000
 TAGS = ("flask", "python", "sitemaps", "sqlite", "wsgi", "asgi", "http", "caching")
+#: The URL values of the tag pages: a list made once from the constant the tag page
+#: checks (a function is for values that change, and is called on every request).
+TAG_PARAMS = [{"tag": tag} for tag in TAGS]
 DATABASE = Path(os.environ.get("BLOG_DATABASE", Path(__file__).with_name("blog.db")))
 #: ``postgresql://user@host:port/db``: the posts are on PostgreSQL. Unset or empty,
 #: they are in the SQLite file DATABASE, which ``sqlite:///path/to/blog.db`` names too.
@@ -279,7 +282,7 @@ def contact() -> str:
 
 
 @app.get("/tags/<tag>")
-@sitemapper.include(params=lambda: [{"tag": tag} for tag in TAGS], changefreq="weekly")
+@sitemapper.include(params=TAG_PARAMS, changefreq="weekly")
 def tag(tag: str) -> str:
     if tag not in TAGS:
         abort(404)

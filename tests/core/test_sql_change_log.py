@@ -235,6 +235,21 @@ def test_a_change_log_missing_from_a_database_without_autoincrement_is_an_error(
         len(logged(lambda: sqlite3.connect(path)))
 
 
+def test_a_fresh_change_log_is_read_in_one_statement(tmp_path: Path) -> None:
+    # install_change_log seeds the log's AUTOINCREMENT counter: before any change is
+    # logged, a revalidation still reads the version in one statement (not the counter,
+    # then a look for the log table).
+    path = make_logged_db(tmp_path / "db", 5)
+    tracer = Tracer(path)
+    src = logged(tracer)
+    first = src.fingerprint(0, WHOLE)
+    tracer.log.clear()
+    assert src.fingerprint(0, WHOLE) == first == 0
+    assert tracer.log == [
+        "SELECT seq FROM sqlite_sequence WHERE name = 'posts_changes' COLLATE NOCASE"
+    ]
+
+
 def test_a_log_with_nothing_logged_yet_is_version_zero_until_a_write(tmp_path: Path) -> None:
     path = make_logged_db(tmp_path / "db", 5)
     write(path, "DELETE FROM sqlite_sequence")  # as just installed: no counter row yet

@@ -35,6 +35,7 @@ from .newsroom import news_epoch
 from .recall import Check, Recalled, StaleValidatorsError, head, probed
 from .render import DocumentEncoder
 from .rows import split_batch
+from .scope import enter_request, leave_request
 from .serve import (
     NO_HEADERS,
     SPOOL_MEMORY,
@@ -611,8 +612,27 @@ async def respond_async(
     raised here, after it the body raises. A streamed body is an async iterator, but
     over HTTP/1.0 (``protocol``, see :func:`~sitemap_core.serve.is_sized`), where
     the document is rendered whole first and sent with its length. With ``share``,
-    a streamed document is rendered through it (see :data:`Share`).
+    a streamed document is rendered through it (see :data:`Share`). The sources' facts
+    are asked in one request scope (see :mod:`sitemap_core.scope`), which the worker
+    threads of sync sources share.
     """
+    scope = enter_request()
+    try:
+        return await _respond_async(site, method, path, base_url, runner, request, protocol, share)
+    finally:
+        leave_request(scope)
+
+
+async def _respond_async(
+    site: Site[AsyncUrlSource],
+    method: str,
+    path: str,
+    base_url: Callable[[], BaseURL],
+    runner: Runner,
+    request: Mapping[str, str],
+    protocol: str,
+    share: Share | None,
+) -> Reply | None:
     step = begin(site, method, path, base_url, request, protocol)
     if not isinstance(step, Pending):
         return step

@@ -48,6 +48,7 @@ from .newsroom import check_news
 from .recall import Check, Recalled, StaleValidatorsError, hash_dates, probed
 from .render import DocumentEncoder
 from .robots import REPLACED_HEADERS, is_mergeable, merge_robots_bytes, robots_txt, sitemap_urls
+from .scope import enter_request, leave_request
 from .site import BATCH_SIZE, Plan, S, Site, Target, check_complete
 from .sources import UrlSource, recent_changes
 from .validators import (
@@ -980,8 +981,24 @@ def respond(
     ``request`` holds the lower-cased request headers the core reads, ``protocol`` the
     request's HTTP version (see :func:`is_sized`). A source error before the first byte
     propagates to the caller, which answers 500; after it, the body raises mid-stream
-    and the server cuts the transfer.
+    and the server cuts the transfer. The sources' facts are asked in one request scope
+    (see :mod:`sitemap_core.scope`).
     """
+    scope = enter_request()
+    try:
+        return _respond(site, method, path, base_url, request, protocol)
+    finally:
+        leave_request(scope)
+
+
+def _respond(
+    site: Site[UrlSource],
+    method: str,
+    path: str,
+    base_url: Callable[[], BaseURL],
+    request: Mapping[str, str],
+    protocol: str,
+) -> Reply | None:
     step = begin(site, method, path, base_url, request, protocol)
     if not isinstance(step, Pending):
         return step

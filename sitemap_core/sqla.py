@@ -43,11 +43,10 @@ found from the nearest landmark, or by skipping over the key's index from the st
 The first index of a process reads every row once (a grouped read per page).
 
 One request, one version: :meth:`~SQLAlchemySource.fingerprint` (which every request
-of the core asks first) pins the version it read to its thread or task for a second,
-and ``count()`` and ``newest()`` answer what they know of that version without a
-query, so the index's 200 children cost no round trip each. Called later, or
-elsewhere, they read the version themselves; call ``fingerprint()`` again to see a
-write made since.
+of the core asks first) notes the version it answered with in the request's scope
+(:mod:`sitemap_core.scope`), and ``count()`` and ``newest()`` answer what they know of
+that version without a query, so the index's 200 children cost no round trip each.
+Outside a request they read the version themselves.
 
 After a write: :func:`install_version_triggers` gives a counter bumped by every
 write, and everything is computed again; :func:`install_change_log` the counter plus
@@ -99,10 +98,8 @@ from __future__ import annotations
 
 import re
 import threading
-import time
 from bisect import bisect_left, bisect_right
 from collections.abc import AsyncIterator, Callable, Generator, Iterator, Sequence
-from contextvars import ContextVar
 from typing import Any, TypeAlias
 
 from sqlalchemy import (
@@ -126,6 +123,7 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from .errors import ConfigurationError
+from .scope import request_notes
 from .sources import Item
 from .sql import _END, IDENTIFIER, _number
 
@@ -160,10 +158,8 @@ _CHANGED_KEYS = 1000
 _RECOUNT_ROWS = 200_000
 #: Landmarks (and ranges' newest) remembered per version at most: a billion rows.
 _MARKS_LIMIT = 1_000_000
-#: How long count() and newest() trust the version fingerprint() read in the same
-#: thread or task, so the index's 200 children cost no query each (see the module):
-#: a request's facts are asked within milliseconds of its fingerprint.
-_PIN_SECONDS = 1.0
+#: Held while a call publishes the facts of a version it read (see _Statements.begin).
+_PUBLISH = threading.Lock()
 
 #: The newest lastmod of no rows (the identity of :func:`_later`).
 _NOTHING: Any = object()
@@ -343,7 +339,11 @@ class _Statements:
         if not selected:
             raise ConfigurationError("columns must name at least one column")
         self.build = _builder(build, lm)
-        self.dialect = dialect
+        #: Whether what a version knew is carried to the next: only where every call
+        #: reads one snapshot (REPEATABLE READ, or SQLite's BEGIN). Elsewhere a write
+        #: between two statements could leave a wrong rank, which carrying would keep
+        #: across versions; there each version starts from nothing.
+        self.carries = dialect in _SNAPSHOT_DIALECTS or dialect == "sqlite"
 
         def filtered(query: Select[Any]) -> Select[Any]:
             return query if where is None else query.where(where)
@@ -490,8 +490,18 @@ class _Statements:
         facts = memo[0]
         if facts is not None and facts.version == version:
             return facts
+        if facts is not None and version < facts.version:
+            # Read before a write that another call has seen since: this call answers
+            # for its own version, from nothing remembered, and publishes nothing (the
+            # memo never goes back to an older version, emptier than the newer one).
+            return _Version(version)
         fresh = _Version(version)
-        if facts is not None and self.changes is not None and version > facts.version:
+        if (
+            facts is not None
+            and self.changes is not None
+            and self.carries
+            and version > facts.version
+        ):
             rows = yield self.changes, {"version": facts.version, "n": _CHANGED_KEYS + 1}
             # Ids run without gaps (the counter), one per bump: fewer rows than the
             # versions between means the log was pruned past what we knew, so nothing
@@ -499,7 +509,13 @@ class _Statements:
             if rows and rows[0][1] == version - facts.version and not rows[0][2]:
                 changed = [row[0] for row in rows if row[0] is not None]
                 yield from self.carry(facts, fresh, changed)
-        memo[0] = fresh
+        with _PUBLISH:
+            # Another call may have published this version, or a newer one, meanwhile.
+            latest = memo[0]
+            if latest is None or latest.version < version:
+                memo[0] = fresh
+            elif latest.version == version:
+                return latest
         return fresh
 
     def carry(self, old: _Version, fresh: _Version, changed: list[Any]) -> Plan:
@@ -518,10 +534,15 @@ class _Statements:
         with old.lock:
             keys, ranks, spans = list(old.keys), list(old.ranks), list(old.spans)
             count, newest = old.count, dict(old.newest)
-        # One column's keys are of one type: the first landmark speaks for them all.
+        # Numeric keys only. A column's keys are of one type but under SQLite's dynamic
+        # typing, where 1 and 'x1' may share one: then the bisection cannot order them,
+        # and nothing is carried (the next calls start over, as after any write).
         if not all(_number(key) for key in (*changed, *keys[:1])):
             return
-        dirty = sorted({bisect_right(keys, key) - 1 for key in changed})
+        try:
+            dirty = sorted({bisect_right(keys, key) - 1 for key in changed})
+        except TypeError:
+            return
         cut: int | None = None  # the first dirty span not counted again: nothing after
         if len(changed) > _CHANGED_KEYS:
             cut = dirty[0]
@@ -652,11 +673,12 @@ class _Statements:
         return int(count)
 
     def fingerprint_plan(self, memo: list[_Version | None]) -> Plan:
-        """The version (one read), or ``(COUNT(*), MAX(key)[, MAX(lastmod)])``."""
+        """The version (one read) and its facts, or ``(COUNT(*), MAX(key)[,
+        MAX(lastmod)])`` and None."""
         facts = yield from self.begin(memo)
         if facts is not None:
-            return facts.version
-        return tuple((yield self.fallback, {})[0])
+            return facts.version, facts
+        return tuple((yield self.fallback, {})[0]), None
 
     def page_plan(self, memo: list[_Version | None], start: int, limit: int | None) -> Plan:
         """The rows query of ``[start, start + limit)`` (None: empty), after the anchor."""
@@ -836,7 +858,8 @@ def _started(plan: Plan) -> tuple[bool, Any]:
 
 
 class _Base:
-    """What the sync and the async source share: statements, memo and pin."""
+    """What the sync and the async source share: statements, memo and the version
+    noted for a request."""
 
     def _setup(
         self,
@@ -857,27 +880,21 @@ class _Base:
         self._memo: list[_Version | None] = [None]
         #: SQLite: each call opens a read transaction itself (see _sqlite_snapshot).
         self._begin = dialect == "sqlite" and self._sql.version is not None
-        #: The version fingerprint() read last in this thread or task, and until when
-        #: count() and newest() may answer for it without reading it again.
-        self._pin: ContextVar[tuple[_Version, float] | None] = ContextVar(
-            "sitemap_sqla_pin", default=None
-        )
 
-    def _pin_read(self) -> None:
-        facts = self._memo[0]
-        if facts is not None:
-            self._pin.set((facts, time.monotonic() + _PIN_SECONDS))
+    def _pin(self, facts: _Version | None) -> None:
+        """Note in the request's scope (see :mod:`sitemap_core.scope`) the version
+        :meth:`fingerprint` answered with, so that the request's counts and newest
+        dates answer for it, from what is known of it, without reading it again."""
+        notes = request_notes()
+        if notes is not None and facts is not None:
+            notes[id(self)] = facts
 
     def _pinned(self) -> _Version | None:
-        """The version this thread or task was told a moment ago, if still the latest
-        seen: a request's count and newest then come from its fingerprint's version."""
-        pin = self._pin.get()
-        if pin is None:
-            return None
-        facts, until = pin
-        if facts is not self._memo[0] or time.monotonic() > until:
-            return None
-        return facts
+        """The version the current request's fingerprint answered with; None outside
+        a request (or before its fingerprint), when calls read the version themselves."""
+        notes = request_notes()
+        facts = None if notes is None else notes.get(id(self))
+        return facts if isinstance(facts, _Version) else None
 
 
 class SQLAlchemySource(_Base):
@@ -933,8 +950,8 @@ class SQLAlchemySource(_Base):
             return _run(conn, plan, value)
 
     def __len__(self) -> int:
-        """How many rows the (filtered) source holds; remembered per version (right
-        after :meth:`fingerprint` in this thread: of the version it read)."""
+        """How many rows the (filtered) source holds; remembered per version (in a
+        request, of the version its :meth:`fingerprint` answered with)."""
         return int(self._call(self._sql.count_plan(self._memo, self._pinned())))
 
     def __getitem__(self, window: slice, /) -> Iterator[Item]:
@@ -972,24 +989,24 @@ class SQLAlchemySource(_Base):
         """The version (one-row read) when versioned, else ``(COUNT(*), MAX(key),
         MAX(lastmod))`` of the whole filtered set; ``start``/``stop`` are not used.
 
-        Versioned, the version read is pinned to this thread (or task) for a second:
-        ``len()`` and :meth:`newest` answer for it from what is known, without a query.
+        Versioned, the version is noted in the request's scope: the request's ``len()``
+        and :meth:`newest` answer for it from what is known, without a query.
         """
         known = self._memo[0]
         if self._quick is not None and known is not None:
             with self._quick.connect() as conn:
                 row = conn.execute(self._sql.version).first()
             if row is not None and row[0] == known.version:
-                self._pin_read()
+                self._pin(known)
                 return known.version
-        value = self._call(self._sql.fingerprint_plan(self._memo))
-        self._pin_read()
+        value, facts = self._call(self._sql.fingerprint_plan(self._memo))
+        self._pin(facts)
         return value
 
     def newest(self, start: int, stop: int) -> Any:
         """The newest ``lastmod`` of rows ``[start, stop)``; None without a ``lastmod``
-        column or when a row of the range has no date. Remembered per version (right
-        after :meth:`fingerprint` in this thread: of the version it read)."""
+        column or when a row of the range has no date. Remembered per version (in a
+        request, of the version its :meth:`fingerprint` answered with)."""
         return self._call(self._sql.newest_plan(self._memo, start, stop, self._pinned()))
 
     def recent(self, limit: int) -> list[Item] | None:
@@ -1078,10 +1095,10 @@ class AsyncSQLAlchemySource(_Base):
             async with self._quick.connect() as conn:
                 row = (await conn.execute(self._sql.version)).first()
             if row is not None and row[0] == known.version:
-                self._pin_read()
+                self._pin(known)
                 return known.version
-        value = await self._call(self._sql.fingerprint_plan(self._memo))
-        self._pin_read()
+        value, facts = await self._call(self._sql.fingerprint_plan(self._memo))
+        self._pin(facts)
         return value
 
     async def newest(self, start: int, stop: int) -> Any:

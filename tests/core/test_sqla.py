@@ -44,6 +44,7 @@ from xsd import validate
 
 from sitemap_core import ConfigurationError, Entry, sqla
 from sitemap_core.known import WHOLE
+from sitemap_core.scope import enter_request, leave_request
 from sitemap_core.sql import SQLiteSource
 from sitemap_core.sqla import (
     AsyncSQLAlchemySource,
@@ -201,9 +202,14 @@ def is_version_read(sql: str) -> bool:
 
 
 def request_facts(src: SQLAlchemySource) -> list[Any]:
-    """What an index request asks: the whole fingerprint first, then the index's facts."""
-    src.fingerprint(0, WHOLE)
-    return index_facts(src)
+    """What an index request asks, in a request's scope as the core opens one: the whole
+    fingerprint first, then the index's facts."""
+    scope = enter_request()
+    try:
+        src.fingerprint(0, WHOLE)
+        return index_facts(src)
+    finally:
+        leave_request(scope)
 
 
 def kind(sql: str) -> str:
@@ -371,18 +377,14 @@ def test_unversioned_pages_cost_one_statement_each(db: Db) -> None:
 
 
 @pytest.mark.parametrize("versioning", ["version_table", "change_log"])
-def test_a_request_costs_one_version_read_while_unchanged(
-    db: Db, versioning: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_request_costs_one_version_read_while_unchanged(db: Db, versioning: str) -> None:
     db.fill(5 * PAGE, versioning=versioning)
     src = source(db, versioning)
     first = request_facts(src)
     db.clear()
     assert request_facts(src) == first  # the fingerprint, the count and five newest
     assert len(db.log) == 1 and is_version_read(db.log[0])
-    # Called without a fingerprint just before (in another thread or task, or later
-    # than _PIN_SECONDS), each fact reads the version itself.
-    monkeypatch.setattr(sqla, "_PIN_SECONDS", -1.0)
+    # Outside a request (no scope to note the version in), each fact reads it itself.
     src.fingerprint(0, WHOLE)
     db.clear()
     assert index_facts(src) == first
@@ -391,22 +393,54 @@ def test_a_request_costs_one_version_read_while_unchanged(
 
 
 def test_count_and_newest_answer_for_the_version_the_fingerprint_read(db: Db) -> None:
-    """A request's facts come from one version: the one its fingerprint read, in its
-    own thread (or task) only; the next fingerprint sees the write."""
+    """A request's facts come from one version, the one its fingerprint answered with,
+    in that request only: code outside it, before or after, sees every write."""
     db.fill(3 * PAGE, versioning="change_log")
     src = source(db, "change_log")
-    before = src.fingerprint(0, WHOLE)
-    assert len(src) == 3 * PAGE
-    db.write(insert(posts).values(id=3 * PAGE + 1, slug="new", updated_at=date(2025, 1, 1)))
-    assert len(src) == 3 * PAGE  # pinned: the request's version
-    elsewhere: list[int] = []
-    thread = threading.Thread(target=lambda: elsewhere.append(len(src)))
-    thread.start()
-    thread.join()
-    assert elsewhere == [3 * PAGE + 1]  # another thread reads the version itself
-    assert src.fingerprint(0, WHOLE) != before
+    scope = enter_request()
+    try:
+        before = src.fingerprint(0, WHOLE)
+        assert len(src) == 3 * PAGE
+        db.write(insert(posts).values(id=3 * PAGE + 1, slug="new", updated_at=date(2025, 1, 1)))
+        assert len(src) == 3 * PAGE  # the request's version
+        elsewhere: list[int] = []
+        thread = threading.Thread(target=lambda: elsewhere.append(len(src)))
+        thread.start()
+        thread.join()
+        assert elsewhere == [3 * PAGE + 1]  # a thread outside the request reads it
+    finally:
+        leave_request(scope)
+    # The same thread after the request (a gunicorn worker's app code, a shell): its
+    # own write is there, without a fingerprint first.
     assert len(src) == 3 * PAGE + 1
     assert src.newest(3 * PAGE, 4 * PAGE) == date(2025, 1, 1)
+    assert src.fingerprint(0, WHOLE) != before
+
+
+def test_a_call_that_read_an_older_version_never_puts_the_memo_back(db: Db) -> None:
+    """A call whose version read came before a write, finishing after a call that saw
+    the write, answers for its own version and leaves the newer facts remembered (they
+    were replaced by an empty older version, which the next index read whole)."""
+    db.fill(3 * PAGE, versioning="change_log")
+    src = source(db, "change_log")
+    request_facts(src)
+    stale_version = src._memo[0].version  # type: ignore[union-attr]
+    db.write(update(posts).where(posts.c.id == 2).values(updated_at=date(2026, 1, 1)))
+    request_facts(src)
+    newer = src._memo[0]
+    assert newer is not None and newer.version > stale_version and newer.keys
+    # The slow call: its version read answers with the old version.
+    plan = src._sql.begin(src._memo)
+    next(plan)
+    with pytest.raises(StopIteration) as done:
+        plan.send([(stale_version,)])
+    own = done.value.value
+    assert own.version == stale_version and not own.keys
+    assert src._memo[0] is newer  # not replaced
+    truth = index_facts(source(db))
+    db.clear()
+    assert request_facts(src) == truth
+    assert [kind(sql) for sql in db.log] == ["version"]  # all of it still known
 
 
 # ------------------------------------------------------------------------ changes
@@ -849,3 +883,71 @@ def test_an_index_request_after_an_edit_costs_a_few_statements_on_both_fronts(
     for log in (db.log, [sql for sql in sent if sql != "BEGIN"]):
         # The version (twice on PostgreSQL), the log, the changed segment: no more.
         assert len(log) <= 4, log
+
+
+def test_a_sync_source_on_the_asgi_front_answers_its_index_for_one_version(
+    db: Db, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On the ASGI front a sync source runs in worker threads, one call each (each in
+    a copy of the request's context): the request's scope is shared by them, so the
+    twenty children still cost no version read each after an edit."""
+    from starlette.applications import Starlette
+    from starlette.testclient import TestClient
+
+    from asgi_sitemap import SitemapMiddleware
+
+    monkeypatch.setattr(sqla, "_SEGMENT", 5)
+    db.fill(20 * PAGE, versioning="change_log")
+    src = source(db, "change_log")
+    asgi = SitemapMiddleware(Starlette(), {"posts": src}, base_url=ORIGIN, page_size=PAGE)
+    with TestClient(asgi, base_url=ORIGIN) as client:
+        before = client.get("/sitemap.xml").content
+        db.write(update(posts).where(posts.c.id == 104).values(updated_at=day(3)))
+        db.clear()
+        after = client.get("/sitemap.xml").content
+    assert after.count(b"<sitemap>") == before.count(b"<sitemap>") == 20
+    # The version (twice on PostgreSQL), the log, the changed segment: no more.
+    assert len(db.log) <= 4, db.log
+    assert after == asgi_documents(source(db))["/sitemap.xml"]  # what a fresh source says
+
+
+def test_keys_of_two_types_in_one_column_start_over_instead_of_failing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SQLite's dynamic typing lets one NUMERIC column hold 1 and 'x1': Python cannot
+    order them to carry facts over a write, so the next version starts from nothing
+    (it raised TypeError on every call, for good)."""
+    monkeypatch.setattr(sqla, "_SEGMENT", 2)
+    engine = create_engine(f"sqlite:///{tmp_path / 'mixed.db'}")
+    with engine.begin() as conn:
+        conn.exec_driver_sql("CREATE TABLE items (k NUMERIC PRIMARY KEY NOT NULL, slug TEXT)")
+        conn.exec_driver_sql(
+            "INSERT INTO items VALUES (1, 'a'), (2, 'b'), (3, 'c'), ('x1', 'd'), ('x2', 'e')"
+        )
+    install_change_log(engine, "items", "k", "items_changes")
+    items = Table("items", MetaData(), Column("k", primary_key=True), Column("slug"))
+    src = SQLAlchemySource(
+        engine, items, key="k", build=lambda row: f"{ORIGIN}/{row.slug}", change_log="items_changes"
+    )
+    assert len(src) == 5 and [*src[0:2], *src[4:5]]  # landmarks of both types known
+    with engine.begin() as conn:
+        conn.exec_driver_sql("UPDATE items SET slug = 'z' WHERE k = 2")
+    for _ in range(2):
+        src.fingerprint(0, WHOLE)
+        assert len(src) == 5
+        assert list(src[0:5]) == [f"{ORIGIN}/{slug}" for slug in "azcde"]
+    engine.dispose()
+
+
+@pytest.mark.parametrize(
+    ("dialect", "carries"),
+    [("postgresql", True), ("mysql", True), ("sqlite", True), ("mssql", False), ("oracle", False)],
+)
+def test_facts_are_carried_over_a_write_only_where_a_call_reads_one_snapshot(
+    dialect: str, carries: bool
+) -> None:
+    statements = sqla._Statements(
+        dialect, posts, "id", "https://x.org/{slug}", None, "updated_at", None, None,
+        "posts_changes",
+    )  # fmt: skip
+    assert statements.carries is carries

@@ -59,8 +59,8 @@ or an append costs the next index a few small statements and leaves the count ex
 without counting the table. A row inserted or deleted before the last page shifts
 every later page by a row: their first keys are found again from the landmarks (a
 few rows each) and their newest read again at their edges (a segment each). More
-than 1,000 changed keys, or 200,000 rows to count again, keep only what lies before
-the smallest changed key.
+than 1,000 changed keys keep only what lies before the smallest changed key; past
+200,000 rows to count again, what lies before the first segment left uncounted.
 
 Snapshots: each call runs in one snapshot, so the version and the facts remembered
 under it agree: a ``REPEATABLE READ`` transaction on PostgreSQL and MySQL, a
@@ -528,7 +528,7 @@ class _Statements:
         gained or lost. So the count, the landmarks and the newest of every page that
         no change reached or shifted survive a write; an edit (or an append) costs
         its segment(s), a row added or removed in the middle also shifts the later
-        pages, whose newest are read again (a page each) when asked. Numeric keys
+        pages, whose newest are read again (at each page's edges) when asked. Numeric keys
         only: Python need not order text as the database's collation does.
         """
         with old.lock:
@@ -844,7 +844,9 @@ def _sqlite_snapshot(conn: Connection) -> None:
         return
     try:
         conn.exec_driver_sql("BEGIN")
-    except OperationalError as exc:  # aiosqlite's adapter does not say; the engine had
+    except OperationalError as exc:
+        # aiosqlite's adapter does not tell whether a transaction is open: the engine
+        # may have begun one already, which SQLite refuses to begin again.
         if "within a transaction" not in str(exc):
             raise
 

@@ -530,23 +530,32 @@ def remembered(
 
 def remembered_reply(pending: Pending[S], answer: Answer) -> Reply | None:
     """A 304 or a HEAD answered from a remembered answer; None: the body is needed."""
-    if pending.request.get("if-none-match") == answer.etag:
+    if_none_match = pending.request.get("if-none-match")
+    if if_none_match == answer.etag:
         # What crawlers and caches send: the tag they were given, as it was. The 304
         # needs neither the clamped Last-Modified nor a parse of the header.
         return Reply(304, list(answer.not_modified), iter(()))
-    validators = Validators(answer.etag, _clamped(answer.newest))
-    if is_not_modified(pending.request, validators):
-        return Reply(304, list(answer.not_modified), iter(()))
+    if if_none_match is not None or "if-modified-since" in pending.request:
+        validators = Validators(answer.etag, _clamped(answer.newest))
+        if is_not_modified(pending.request, validators):
+            return Reply(304, list(answer.not_modified), iter(()))
     if pending.head:
-        return Reply(200, [*answer.headers, *validators.headers()], iter(()))
+        return Reply(200, [*answer.headers, *_validator_headers(answer)], iter(()))
     return None
 
 
 def cached_reply(answer: Answer, hit: bytes) -> Reply:
     """The 200 of a remembered answer whose document was in the page cache."""
-    validators = Validators(answer.etag, _clamped(answer.newest))
-    headers = [*answer.headers, *validators.headers(), ("Content-Length", str(len(hit)))]
+    headers = [*answer.headers, *_validator_headers(answer), ("Content-Length", str(len(hit)))]
     return Reply(200, headers, [hit])
+
+
+def _validator_headers(answer: Answer) -> Sequence[tuple[str, str]]:
+    # Made once with the answer, unless its newest lastmod is still in the future.
+    newest = answer.newest
+    if newest is not None and newest > datetime.now(UTC):
+        return Validators(answer.etag, _clamped(newest)).headers()
+    return answer.validator_headers
 
 
 def remember_answer(site: Site[S], key: Hashable | None, ready: Ready[S]) -> None:

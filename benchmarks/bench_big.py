@@ -30,7 +30,6 @@ Run from the repository root::
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import platform
 import shutil
@@ -47,6 +46,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from measure import timed
 
 from sitemap_core import BaseURL, Site, UrlSource, respond
 from sitemap_core.limits import MAX_URLS_PER_SITEMAP
@@ -218,14 +219,6 @@ def reference(path: Path) -> Callable[[], bytes]:
 
 
 # Running ---------------------------------------------------------------------------------
-
-
-def timed(func: Callable[[], object]) -> float:
-    """Wall seconds of one call, after a collection so no contender pays another's garbage."""
-    gc.collect()
-    started = time.perf_counter()
-    func()
-    return time.perf_counter() - started
 
 
 def run(path: Path, rows: int, repeat: int) -> dict[str, Any]:

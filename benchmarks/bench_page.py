@@ -53,7 +53,6 @@ import subprocess
 import sys
 import threading
 import time
-import tracemalloc
 import xml.etree.ElementTree as ET
 from collections.abc import (
     AsyncIterator,
@@ -73,6 +72,7 @@ from typing import Any, Literal, TypeVar
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from flask import Flask
+from measure import peak_memory
 from werkzeug.test import EnvironBuilder
 
 import asgi_sitemap
@@ -504,20 +504,6 @@ def timed(func: Callable[[], object]) -> tuple[float, float]:
     started = time.perf_counter()
     func()
     return time.perf_counter() - started, time.process_time() - cpu_started
-
-
-def peak_memory(func: Callable[[], object]) -> int:
-    """Peak bytes allocated by one call of ``func``, measured with tracemalloc."""
-    gc.collect()
-    tracemalloc.start()
-    try:
-        tracemalloc.reset_peak()
-        base, _ = tracemalloc.get_traced_memory()
-        func()
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    return peak - base
 
 
 def url_count(document: bytes) -> int:

@@ -58,6 +58,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 import psycopg  # noqa: E402
+from measure import peak_memory, timed  # noqa: E402
 from postgres import Unavailable, start_postgres  # noqa: E402
 from sqlalchemy import (  # noqa: E402
     BigInteger,
@@ -294,28 +295,6 @@ def reference(dsn: str, name: str) -> Callable[[], bytes]:
 
 
 # Running -----------------------------------------------------------------------------------
-
-
-def timed(func: Callable[[], object]) -> float:
-    """Wall seconds of one call, after a collection so no contender pays another's garbage."""
-    gc.collect()
-    started = time.perf_counter()
-    func()
-    return time.perf_counter() - started
-
-
-def peak_memory(func: Callable[[], object]) -> int:
-    """Peak bytes traced during one call of ``func``."""
-    gc.collect()
-    tracemalloc.start()
-    try:
-        tracemalloc.reset_peak()
-        base, _ = tracemalloc.get_traced_memory()
-        func()
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    return peak - base
 
 
 def retained_memory(func: Callable[[], object]) -> int:

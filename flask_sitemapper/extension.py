@@ -137,6 +137,8 @@ logger = logging.getLogger("flask_sitemapper")
 F = TypeVar("F", bound=Callable[..., Any])
 
 _EXTENSION_KEY = "sitemapper"
+
+
 class _RootDocument(BaseConverter):
     """The ``xml``, ``txt`` or ``html`` (and ``.gz``) of ``/sitemap.<document>``.
 

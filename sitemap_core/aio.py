@@ -591,8 +591,13 @@ async def known_counts_async(
 
 
 async def count_index_parts_async(site: Site[AsyncUrlSource], base: BaseURL, runner: Runner) -> int:
-    """How many index files robots.txt lists for ``base``: one if a count fails."""
-    counts = await robots_counts_async(site.sources.values(), runner, site)
+    """How many index files robots.txt lists for ``base``: one if a count fails (in a
+    request scope of its own, as :func:`~sitemap_core.serve.count_index_parts`)."""
+    scope = enter_request()
+    try:
+        counts = await robots_counts_async(site.sources.values(), runner, site)
+    finally:
+        leave_request(scope)
     return 1 if counts is None else site.index_parts(counts, base)
 
 

@@ -333,8 +333,16 @@ def robots_counts(count: Callable[[], dict[str, int]]) -> dict[str, int] | None:
 
 
 def count_index_parts(site: Site[UrlSource], base: BaseURL) -> int:
-    """How many index files robots.txt lists for ``base``: one if a count fails."""
-    counts = robots_counts(lambda: known_counts(site, site.sources.values(), {}))
+    """How many index files robots.txt lists for ``base``: one if a count fails.
+
+    Asked of an app's own robots.txt, outside :func:`respond`: in a request scope of
+    its own, so each source's count answers for the version its fingerprint read.
+    """
+    scope = enter_request()
+    try:
+        counts = robots_counts(lambda: known_counts(site, site.sources.values(), {}))
+    finally:
+        leave_request(scope)
     return 1 if counts is None else site.index_parts(counts, base)
 
 

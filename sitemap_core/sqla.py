@@ -889,14 +889,18 @@ class _Base:
         dates answer for it, from what is known of it, without reading it again."""
         notes = request_notes()
         if notes is not None and facts is not None:
-            notes[id(self)] = facts
+            # The source itself is kept with its note: alive for the request, its id
+            # cannot be another source's (a freed object's address is reused).
+            notes[id(self)] = (self, facts)
 
     def _pinned(self) -> _Version | None:
         """The version the current request's fingerprint answered with; None outside
         a request (or before its fingerprint), when calls read the version themselves."""
         notes = request_notes()
-        facts = None if notes is None else notes.get(id(self))
-        return facts if isinstance(facts, _Version) else None
+        note = None if notes is None else notes.get(id(self))
+        if isinstance(note, tuple) and note[0] is self and isinstance(note[1], _Version):
+            return note[1]
+        return None
 
 
 class SQLAlchemySource(_Base):

@@ -44,7 +44,7 @@ from xsd import validate
 
 from sitemap_core import ConfigurationError, Entry, sqla
 from sitemap_core.known import WHOLE
-from sitemap_core.scope import enter_request, leave_request
+from sitemap_core.scope import enter_request, leave_request, request_notes
 from sitemap_core.sql import SQLiteSource
 from sitemap_core.sqla import (
     AsyncSQLAlchemySource,
@@ -951,3 +951,22 @@ def test_facts_are_carried_over_a_write_only_where_a_call_reads_one_snapshot(
         "posts_changes",
     )  # fmt: skip
     assert statements.carries is carries
+
+
+def test_a_note_is_read_only_by_the_source_that_wrote_it(db: Db) -> None:
+    """Notes are keyed by id(): a source freed in a request and another one created at
+    its address must not take its version (it answered the other table's count)."""
+    db.fill(5, versioning="change_log")
+    first, second = source(db, "change_log"), source(db, "change_log", where=posts.c.id < 2)
+    scope = enter_request()
+    try:
+        first.fingerprint(0, WHOLE)
+        assert len(first) == 5  # its version's count is known now
+        notes = request_notes()
+        assert notes is not None
+        # What a reused address would look like: first's note under second's id.
+        notes[id(second)] = notes.pop(id(first))
+        assert second._pinned() is None
+        assert len(second) == 1
+    finally:
+        leave_request(scope)

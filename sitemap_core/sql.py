@@ -263,6 +263,23 @@ def install_change_log(conn: sqlite3.Connection, table: str, key: str, log_table
     conn.commit()
 
 
+def slice_window(kind: str, window: object) -> tuple[int, int | None]:
+    """``(start, limit)`` of a slice of a database source (limit None: open-ended).
+
+    Refused as a sliceable source refuses them: anything but a slice (TypeError), a
+    step, and negative indices (ValueError), which would need a count first.
+    """
+    if not isinstance(window, slice):
+        raise TypeError(f"{kind} supports slices only, not {window!r}")
+    if window.step not in (None, 1):
+        raise ValueError("a step is not supported")
+    start = 0 if window.start is None else window.start
+    stop = window.stop
+    if start < 0 or (stop is not None and stop < 0):
+        raise ValueError("negative indices are not supported (they would need a count)")
+    return start, None if stop is None else max(0, stop - start)
+
+
 class SQLiteSource:
     """A table (or a filtered part of it) as a sliceable sitemap source.
 
@@ -527,17 +544,9 @@ class SQLiteSource:
         Rows are built into entries as they are pulled: the query runs at the first
         ``next()`` and the connection is closed when the generator ends or is closed.
         """
-        if not isinstance(window, slice):
-            raise TypeError(f"{type(self).__name__} supports slices only, not {window!r}")
-        if window.step not in (None, 1):
-            raise ValueError("a step is not supported")
-        start = 0 if window.start is None else window.start
-        stop = window.stop
-        if start < 0 or (stop is not None and stop < 0):
-            raise ValueError("negative indices are not supported (they would need a count)")
+        start, limit = slice_window(type(self).__name__, window)
         # LIMIT -1 is SQLite's "no limit", for an open-ended slice.
-        limit = -1 if stop is None else max(0, stop - start)
-        return self._rows(start, limit)
+        return self._rows(start, -1 if limit is None else limit)
 
     def _rows(self, start: int, limit: int) -> Iterator[Item]:
         conn = self._connect()

@@ -100,7 +100,7 @@ import re
 import threading
 from bisect import bisect_left, bisect_right
 from collections.abc import AsyncIterator, Callable, Generator, Iterator, Sequence
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeVar
 
 from sqlalchemy import (
     BigInteger,
@@ -125,7 +125,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from .errors import ConfigurationError
 from .scope import request_notes
 from .sources import Item
-from .sql import _END, IDENTIFIER, _number
+from .sql import _END, IDENTIFIER, _number, slice_window
 
 __all__ = [
     "AsyncSQLAlchemySource",
@@ -799,19 +799,6 @@ def _builder(build: Callable[[Any], Item] | str, lastmod: ColumnElement[Any] | N
     return from_template
 
 
-def _window(kind: str, window: object) -> tuple[int, int | None]:
-    """``(start, limit)`` of a slice (limit None: open-ended); raises as SQLiteSource."""
-    if not isinstance(window, slice):
-        raise TypeError(f"{kind} supports slices only, not {window!r}")
-    if window.step not in (None, 1):
-        raise ValueError("a step is not supported")
-    start = 0 if window.start is None else window.start
-    stop = window.stop
-    if start < 0 or (stop is not None and stop < 0):
-        raise ValueError("negative indices are not supported (they would need a count)")
-    return start, None if stop is None else max(0, stop - start)
-
-
 def _run(conn: Connection, plan: Plan, step: Step) -> Any:
     """Drive ``plan``, whose first statement is ``step``, on a sync connection."""
     try:
@@ -883,6 +870,14 @@ class _Base:
         #: SQLite: each call opens a read transaction itself (see _sqlite_snapshot).
         self._begin = dialect == "sqlite" and self._sql.version is not None
 
+    def _still(self, known: _Version, row: Any) -> bool:
+        """Whether the version ``row`` read outside a transaction is still ``known``'s
+        (then noted for the request, as the facts' own version read would be)."""
+        if row is None or row[0] != known.version:
+            return False
+        self._pin(known)
+        return True
+
     def _pin(self, facts: _Version | None) -> None:
         """Note in the request's scope (see :mod:`sitemap_core.scope`) the version
         :meth:`fingerprint` answered with, so that the request's counts and newest
@@ -901,6 +896,25 @@ class _Base:
         if isinstance(note, tuple) and note[0] is self and isinstance(note[1], _Version):
             return note[1]
         return None
+
+
+_E = TypeVar("_E", Engine, AsyncEngine)
+
+
+def _isolated(engine: _E) -> tuple[_E | None, _E]:
+    """The engine for the version read alone, and the one for every other call.
+
+    On the dialects of :data:`_SNAPSHOT_DIALECTS` a call's statements run in one
+    ``REPEATABLE READ`` snapshot, while the version read alone goes in ``AUTOCOMMIT``
+    (one statement is its own snapshot: no BEGIN, no ROLLBACK, a 304 costs one round
+    trip). Elsewhere there is no quick engine, and the engine is as given.
+    """
+    if engine.dialect.name not in _SNAPSHOT_DIALECTS:
+        return None, engine
+    return (
+        engine.execution_options(isolation_level="AUTOCOMMIT"),
+        engine.execution_options(isolation_level="REPEATABLE READ"),
+    )
 
 
 class SQLAlchemySource(_Base):
@@ -938,13 +952,7 @@ class SQLAlchemySource(_Base):
             engine.dialect.name, table, key, build, columns, lastmod, where, version_table,
             change_log,
         )  # fmt: skip
-        #: For the version read alone: one statement is its own snapshot, so no BEGIN
-        #: and no ROLLBACK (a 304 costs one round trip).
-        self._quick: Engine | None = None
-        if engine.dialect.name in _SNAPSHOT_DIALECTS:
-            self._quick = engine.execution_options(isolation_level="AUTOCOMMIT")
-            engine = engine.execution_options(isolation_level="REPEATABLE READ")
-        self._engine = engine
+        self._quick, self._engine = _isolated(engine)
 
     def _call(self, plan: Plan) -> Any:
         done, value = _started(plan)
@@ -967,7 +975,7 @@ class SQLAlchemySource(_Base):
         where the driver has one) and the connection returns to the pool when the
         generator ends or is closed.
         """
-        start, limit = _window(type(self).__name__, window)
+        start, limit = slice_window(type(self).__name__, window)
         return self._rows(start, limit)
 
     def _rows(self, start: int, limit: int | None) -> Iterator[Item]:
@@ -1002,8 +1010,7 @@ class SQLAlchemySource(_Base):
         if self._quick is not None and known is not None:
             with self._quick.connect() as conn:
                 row = conn.execute(self._sql.version).first()
-            if row is not None and row[0] == known.version:
-                self._pin(known)
+            if self._still(known, row):
                 return known.version
         value, facts = self._call(self._sql.fingerprint_plan(self._memo))
         self._pin(facts)
@@ -1054,11 +1061,7 @@ class AsyncSQLAlchemySource(_Base):
             engine.dialect.name, table, key, build, columns, lastmod, where, version_table,
             change_log,
         )  # fmt: skip
-        self._quick: AsyncEngine | None = None
-        if engine.dialect.name in _SNAPSHOT_DIALECTS:
-            self._quick = engine.execution_options(isolation_level="AUTOCOMMIT")
-            engine = engine.execution_options(isolation_level="REPEATABLE READ")
-        self._engine = engine
+        self._quick, self._engine = _isolated(engine)
 
     async def _call(self, plan: Plan) -> Any:
         done, value = _started(plan)
@@ -1075,7 +1078,7 @@ class AsyncSQLAlchemySource(_Base):
 
     async def slice(self, start: int, stop: int | None) -> AsyncIterator[Item]:
         """The items of rows ``[start, stop)`` in key order, streamed."""
-        start, limit = _window(type(self).__name__, slice(start, stop))
+        start, limit = slice_window(type(self).__name__, slice(start, stop))
         if limit == 0:
             return
         async with self._engine.connect() as conn:
@@ -1100,8 +1103,7 @@ class AsyncSQLAlchemySource(_Base):
         if self._quick is not None and known is not None:
             async with self._quick.connect() as conn:
                 row = (await conn.execute(self._sql.version)).first()
-            if row is not None and row[0] == known.version:
-                self._pin(known)
+            if self._still(known, row):
                 return known.version
         value, facts = await self._call(self._sql.fingerprint_plan(self._memo))
         self._pin(facts)

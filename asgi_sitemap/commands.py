@@ -15,7 +15,7 @@ import anyio.from_thread
 from sitemap_core import BaseURL
 from sitemap_core.aio import recent_changes_async
 from sitemap_core.build import Fetch, Fetched
-from sitemap_core.cli import CommandError, Served
+from sitemap_core.cli import CommandError, Served, middleware_base
 from sitemap_core.feed import Recent
 from sitemap_core.hosts import BasePolicy
 
@@ -153,13 +153,7 @@ def asgi_served(
     Documents are fetched from ``outer`` (what a server runs), else the middleware; a
     ``base`` other than its ``base_url=`` is fixed on it for the command."""
     site = middleware.site
-    base = base or middleware.settings.base_url
-    if base is None:
-        raise CommandError(
-            "the ASGI SitemapMiddleware has no base_url=: a command has no request to"
-            " take the host from; set it, or pass --base-url"
-        )
-    known: BaseURL = base
+    known = middleware_base(base, middleware.settings.base_url, "ASGI")
 
     async def gather(limit: int, since: datetime | None) -> list[Recent]:
         async with anyio.create_task_group() as task_group:

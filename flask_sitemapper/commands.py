@@ -20,7 +20,7 @@ from werkzeug.test import EnvironBuilder, run_wsgi_app
 
 from sitemap_core import BaseURL, ConfigurationError
 from sitemap_core.build import Fetch, Fetched
-from sitemap_core.cli import CommandError, Served, build_command, indexnow
+from sitemap_core.cli import CommandError, Served, build_command, indexnow, middleware_base
 from sitemap_core.feed import Recent
 from sitemap_core.hosts import BasePolicy
 from sitemap_core.indexnow import DEFAULT_ENDPOINT, MAX_URLS_PER_SUBMISSION
@@ -105,13 +105,7 @@ def wsgi_served(
     fetched from ``outer`` (what a server runs), else from the middleware. A ``base``
     other than its ``base_url=`` is fixed on it when the first document is fetched."""
     site = middleware.site
-    base = base or middleware.settings.base_url
-    if base is None:
-        raise CommandError(
-            "the WSGI SitemapMiddleware has no base_url=: a command has no request to"
-            " take the host from; set it, or pass --base-url"
-        )
-    known: BaseURL = base
+    known = middleware_base(base, middleware.settings.base_url, "WSGI")
 
     def prepare() -> None:
         if middleware.base_policy.fixed != known:

@@ -81,6 +81,19 @@ class CommandError(SitemapError):
     """A command cannot do what it was asked: the message says why and what to do."""
 
 
+def middleware_base(given: BaseURL | None, configured: BaseURL | None, kind: str) -> BaseURL:
+    """The base URL a command serves a middleware's sitemap on: ``--base-url``, else
+    the middleware's ``base_url=``; without either, an error naming both (a command
+    has no request to take the host from). ``kind`` is "WSGI" or "ASGI"."""
+    base = given or configured
+    if base is None:
+        raise CommandError(
+            f"the {kind} SitemapMiddleware has no base_url=: a command has no request to"
+            " take the host from; set it, or pass --base-url"
+        )
+    return base
+
+
 def load_app(spec: str) -> object:
     """The object named by ``module:attribute`` (the current folder importable first,
     as the servers do)."""

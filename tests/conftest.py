@@ -12,7 +12,9 @@ skip is reported at the test itself.
 
 from __future__ import annotations
 
+import gc
 import os
+import sys
 from collections.abc import Generator, Iterator
 from pathlib import Path
 
@@ -42,6 +44,34 @@ def chromium(chromium_browser: Chromium) -> Iterator[BrowserPage]:
     """A new, isolated browser tab for one test."""
     with chromium_browser.page() as page:
         yield page
+
+
+@pytest.fixture(autouse=True)
+def _no_flask_context_left() -> Iterator[None]:
+    """End a test with no Flask app context current, or fail it.
+
+    A streamed Flask response keeps its request context pushed until its body is read
+    to the end or closed (``stream_with_context``; a server always closes it). A test
+    that reads only the headers leaves it current for as long as the response lives,
+    and past the test's end when a reference cycle holds the response: Flask keeps an
+    ``abort()`` as a local of its own frame, whose traceback holds every caller's frame,
+    the test's too. The garbage collector then pops that context whenever it runs,
+    perhaps inside a later test, which sees the wrong ``current_app`` meanwhile (a CLI
+    command once ran against an earlier test's app). Collecting here closes such
+    responses at the end of the test that made them; a context still current after
+    that is held by something the test kept, and fails the test.
+    """
+    yield
+    flask = sys.modules.get("flask")  # a test that never imported Flask left no context
+    if flask is None or not flask.has_app_context():
+        return
+    gc.collect()
+    if flask.has_app_context():
+        name = flask.current_app.name
+        raise AssertionError(
+            f"this test left app {name!r}'s context pushed: close, or read to the end, "
+            "every streamed response it keeps"
+        )
 
 
 @pytest.hookimpl(wrapper=True)

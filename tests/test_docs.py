@@ -280,6 +280,13 @@ def code_of(chain: Chain) -> str:
     return "".join(e.parsed for e in chain.examples if isinstance(e.parsed, str))
 
 
+def forget_namespace(chain: Chain, module: types.ModuleType) -> None:
+    """Drop what a program run left: its examples' namespace, then its module's."""
+    for example in chain.examples:
+        example.namespace = {}
+    module.__dict__.clear()
+
+
 def run_chain(
     chain: Chain, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> dict[str, Any]:
@@ -293,6 +300,9 @@ def run_chain(
     module = types.ModuleType("docs_example")
     module.__file__ = str(tmp_path / "app.py")
     monkeypatch.setitem(sys.modules, module.__name__, module)
+    # The chains live as long as the session: the program's objects (apps, responses
+    # still streaming) must not, past this test.
+    request.addfinalizer(lambda: forget_namespace(chain, module))
     for example in chain.examples:
         example.namespace = module.__dict__
         example.evaluate()

@@ -970,3 +970,51 @@ def test_a_note_is_read_only_by_the_source_that_wrote_it(db: Db) -> None:
         assert len(second) == 1
     finally:
         leave_request(scope)
+
+
+def test_an_apps_own_robots_txt_counts_its_index_for_one_version_on_both_fronts(
+    adb: Db, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An app serving robots.txt itself gets its Sitemap line added; the count of index
+    files behind it runs outside a sitemap request, in a request scope of its own: after
+    an edit, its count is the edited version's, for as few statements as an index."""
+    from flask import Flask
+    from starlette.applications import Starlette
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Route
+    from starlette.testclient import TestClient
+
+    from asgi_sitemap import SitemapMiddleware
+    from flask_sitemapper import Sitemapper
+
+    db = adb
+    monkeypatch.setattr(sqla, "_SEGMENT", 5)
+    db.fill(20 * PAGE, versioning="change_log")
+    rules = "User-agent: *\nDisallow: /admin\n"
+    app = Flask(__name__)
+    app.config["SITEMAP_BASE_URL"] = ORIGIN
+    app.add_url_rule("/robots.txt", "robots", lambda: (rules, {"Content-Type": "text/plain"}))
+    Sitemapper(app).add_source("posts", source(db, "change_log"), page_size=PAGE)
+    flask_client = app.test_client()
+    engine, async_src = async_source(db.async_url, "change_log")
+    sent: list[str] = []
+    event.listen(engine.sync_engine, "before_cursor_execute", lambda *a: sent.append(a[2]))
+    own = Starlette(routes=[Route("/robots.txt", lambda request: PlainTextResponse(rules))])
+    asgi = SitemapMiddleware(own, {"posts": async_src}, base_url=ORIGIN, page_size=PAGE)
+    try:
+        with TestClient(asgi, base_url=ORIGIN) as asgi_client:
+            flask_client.get("/robots.txt")
+            asgi_client.get("/robots.txt")
+            db.write(update(posts).where(posts.c.id == 104).values(updated_at=day(3)))
+            db.clear()
+            sent.clear()
+            flask_robots = flask_client.get("/robots.txt").text
+            asgi_robots = asgi_client.get("/robots.txt").text
+    finally:
+        asyncio.run(engine.dispose())
+    for robots in (flask_robots, asgi_robots):
+        assert robots.startswith(rules), robots
+        assert robots.rstrip().endswith(f"Sitemap: {ORIGIN}/sitemap.xml"), robots
+    for log in (db.log, [sql for sql in sent if sql != "BEGIN"]):
+        # The version (twice on PostgreSQL), the log, the changed segment: no more.
+        assert len(log) <= 4, log

@@ -150,7 +150,7 @@ def test_a_bad_field_of_a_row_is_found_when_written_naming_the_source() -> None:
 )
 @settings(max_examples=200, deadline=None)
 def test_a_remembered_digest_is_the_digest_of_the_same_values(items: list[dict[str, Any]]) -> None:
-    # The second call takes the remembered digest of the text; it must be the one a
+    # The second call takes the remembered digest of the values; it must be the one a
     # fresh process computes (the digest of the checked text), and values that differ
     # only in type (1, 1.0, True) must not share one.
     fresh = params_fingerprint([dict(item) for item in items])
@@ -158,6 +158,11 @@ def test_a_remembered_digest_is_the_digest_of_the_same_values(items: list[dict[s
     again = params_fingerprint([dict(item) for item in items])
     assert fresh is not None and fresh == again
     assert params_fingerprint([dict(item) for item in items]) == fresh
+    # Equal values in objects of their own (texts neither shared nor interned, as a
+    # database gives them) find the same remembered digest, remembered once.
+    remembered = len(params_module._DIGESTS)
+    assert params_fingerprint([_rebuilt(item) for item in items]) == fresh
+    assert len(params_module._DIGESTS) == remembered
     retyped = [{key: _retype(value) for key, value in item.items()} for item in items]
     if retyped != items or any(
         type(a) is not type(b)
@@ -165,6 +170,14 @@ def test_a_remembered_digest_is_the_digest_of_the_same_values(items: list[dict[s
         for a, b in zip(item.values(), other.values(), strict=True)
     ):
         assert params_fingerprint(retyped) != fresh
+
+
+def _rebuilt(item: dict[str, Any]) -> dict[str, Any]:
+    # A copy whose texts are new objects (joined from their characters).
+    def text(value: Any) -> Any:
+        return "".join(list(value)) if type(value) is str else value
+
+    return {text(key): text(value) for key, value in item.items()}
 
 
 def _retype(value: Any) -> Any:

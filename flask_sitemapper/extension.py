@@ -97,7 +97,7 @@ from sitemap_core.cache import PageCache, default_cache
 from sitemap_core.compress import accepts_gzip
 from sitemap_core.entries import ChangeFreq, LastmodInput
 from sitemap_core.feed import FEED_PATH
-from sitemap_core.hosts import LOOPBACK_HOSTS, check_allowed_hosts
+from sitemap_core.hosts import LOOPBACK_HOSTS, check_allowed_hosts, check_host
 from sitemap_core.http import ALLOWED_METHODS, Reply, method_not_allowed, not_found, plain_text
 from sitemap_core.indexnow import key_file_path
 from sitemap_core.params import Languages
@@ -834,9 +834,16 @@ class Sitemapper:
 
 
 def _settings_of(config: Mapping[str, Any]) -> Settings:
-    """The checked settings of a Flask config (errors name the ``SITEMAP_*`` key)."""
+    """The checked settings of a Flask config (errors name the ``SITEMAP_*`` key, or
+    Flask's own ``SERVER_NAME`` / ``TRUSTED_HOSTS`` where the package reads them)."""
     hosts = _allowed_hosts(config)
-    return Settings.from_config(ChainMap({"SITEMAP_ALLOWED_HOSTS": hosts}, dict(config)))
+    settings = Settings.from_config(ChainMap({"SITEMAP_ALLOWED_HOSTS": hosts}, dict(config)))
+    server_name = config.get("SERVER_NAME")
+    if server_name and settings.base_url is None:
+        # The host of every sitemap URL then: a scheme or a path there would make each
+        # sitemap request a 400, seen only when a crawler comes.
+        check_host(server_name, "SERVER_NAME")
+    return settings
 
 
 def _snapshot(config: Mapping[str, Any]) -> _Snapshot:

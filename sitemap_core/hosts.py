@@ -227,6 +227,25 @@ def check_allowed_hosts(hosts: object, setting: str = "allowed_hosts") -> tuple[
     return tuple(entries)
 
 
+def check_host(value: object, setting: str) -> str:
+    """Return ``value`` if it is one host, as a server is named (``example.com``,
+    ``example.com:8080``, ``[::1]:5000``), or raise :class:`ConfigurationError` naming
+    ``setting``: no scheme, path, wildcard or leading dot."""
+    match = _HOST_PATTERN.fullmatch(value) if isinstance(value, str) else None
+    port = None if match is None else match.group("port")
+    if (
+        match is None
+        or value == "*"
+        or str(value).startswith(".")
+        or (port is not None and not 1 <= int(port) <= 65535)
+    ):
+        raise ConfigurationError(
+            f"{setting} must be a host such as 'example.com' or 'example.com:8080' (a port"
+            f" from 1 to 65535; no scheme or path), got {shorten(value)}"
+        )
+    return str(value)
+
+
 #: BaseURL.from_request's answers for allowed hosts, by its arguments.
 _FROM_REQUEST: dict[tuple[str, str, str, object], BaseURL] = {}
 

@@ -462,6 +462,25 @@ def test_server_name_is_the_origin() -> None:
     assert "evil" not in robots
 
 
+@pytest.mark.parametrize(
+    "server_name",
+    ["https://example.test", "example.test/shop", "example.test:0", "example.test:http", "*"],
+)
+def test_a_server_name_that_is_not_a_host_fails_at_start_naming_it(server_name: str) -> None:
+    # Without SITEMAP_BASE_URL it is the host of every sitemap URL: each sitemap request
+    # would be refused, found only when a crawler came.
+    with pytest.raises(ConfigurationError, match="SERVER_NAME must be a host") as caught:
+        app_with_url_for_source(SERVER_NAME=server_name)
+    assert repr(server_name) in str(caught.value)
+    # SITEMAP_BASE_URL set: the package does not read it (Flask's routing does).
+    app_with_url_for_source(SERVER_NAME=server_name, SITEMAP_BASE_URL=BASE)
+
+
+@pytest.mark.parametrize("server_name", ["example.test", "example.test:8080", "[::1]:5000"])
+def test_a_server_name_with_a_port_or_an_ip_is_a_host(server_name: str) -> None:
+    app_with_url_for_source(SERVER_NAME=server_name)
+
+
 def test_trusted_hosts_are_the_default_allow_list() -> None:
     app = app_with_url_for_source(TRUSTED_HOSTS=["www.example.org"])
     client = client_for(app)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 
 from .feed import FEED_PATH
@@ -17,6 +18,8 @@ __all__ = [
     "robots_txt",
     "sitemap_urls",
 ]
+
+logger = logging.getLogger("sitemap_core")
 
 #: Used when the site has no robots.txt of its own: allow every crawler everything.
 DEFAULT_RULES = "User-agent: *\nDisallow:\n"
@@ -89,4 +92,31 @@ def merge_sitemap_lines(existing: str, sitemap_urls: Sequence[str]) -> str:
         text += "\n"
     if text.strip():
         text += "\n"  # a blank line keeps the Sitemap lines apart from the last group
-    return text + "".join(f"Sitemap: {url}\n" for url in missing)
+    merged = text + "".join(f"Sitemap: {url}\n" for url in missing)
+    if len(merged) * 4 > MAX_ROBOTS_BYTES:  # not a short file: count its bytes
+        _warn_if_past_the_limit(merged, len(text.encode("utf-8", "surrogateescape")))
+    return merged
+
+
+#: Sizes of rules already warned about (see _warn_if_past_the_limit), a few at most.
+_WARNED: set[int] = set()
+
+
+def _warn_if_past_the_limit(merged: str, rules_size: int) -> None:
+    # Crawlers read the first 512,000 bytes of robots.txt and ignore the rest, so
+    # Sitemap lines written past them are never seen. They stay at the end: moved
+    # first, they would push the site's last rules (a Disallow, say) past the limit
+    # instead. Logged once per size of the rules, not on every request.
+    size = len(merged.encode("utf-8", "surrogateescape"))
+    if size <= MAX_ROBOTS_BYTES or rules_size in _WARNED:
+        return
+    if len(_WARNED) < 64:
+        _WARNED.add(rules_size)
+    logger.warning(
+        "robots.txt is %d bytes with its Sitemap lines, past the %d bytes crawlers read:"
+        " they ignore Sitemap lines after byte %d; shorten the rules before them"
+        " (SITEMAP_ROBOTS_RULES / robots_rules, or the app's own robots.txt)",
+        size,
+        MAX_ROBOTS_BYTES,
+        MAX_ROBOTS_BYTES,
+    )

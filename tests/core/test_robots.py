@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from sitemap_core import DEFAULT_RULES, merge_sitemap_lines, robots_txt
+from sitemap_core import robots as robots_module
+from sitemap_core.limits import MAX_ROBOTS_BYTES
 
 from .helpers import BASE, get, make_site, url
 
@@ -140,3 +144,27 @@ def test_merge_adds_only_the_missing_urls_in_order() -> None:
 
 def test_merge_with_no_urls_changes_nothing() -> None:
     assert merge_sitemap_lines("User-agent: *\nDisallow:", []) == "User-agent: *\nDisallow:"
+
+
+def test_sitemap_lines_past_what_crawlers_read_are_logged_once(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Rules just under the 512,000 bytes crawlers read: the Sitemap lines after them
+    # would be ignored. They stay last (the site's rules keep their place), and the
+    # site's operator is told, once.
+    monkeypatch.setattr(robots_module, "_WARNED", set())
+    rules = "User-agent: *\nDisallow: /private\n" + "# padding\n" * 51_195
+    assert len(rules.encode()) < MAX_ROBOTS_BYTES
+    url = "https://www.example.com/sitemap.xml"
+    with caplog.at_level(logging.WARNING, "sitemap_core"):
+        text = merge_sitemap_lines(rules, [url])
+        assert merge_sitemap_lines(rules, [url]) == text
+    assert text.startswith(rules) and text.endswith(f"Sitemap: {url}\n")
+    assert len(text.encode()) > MAX_ROBOTS_BYTES
+    warned = [r.getMessage() for r in caplog.records if "past the 512000 bytes" in r.getMessage()]
+    assert len(warned) == 1, warned
+    assert "SITEMAP_ROBOTS_RULES" in warned[0]
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, "sitemap_core"):
+        merge_sitemap_lines("User-agent: *\nDisallow:\n", [url])
+    assert not caplog.records

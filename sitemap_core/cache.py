@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import re
+import sys
 import threading
 import time
 from collections import OrderedDict
@@ -171,8 +172,12 @@ class RedisCache:
         try:
             value: Any = self.client.get(self.prefix + key)
         except Exception as exc:
-            self.breaker.failed(exc, ticket)
-            return None
+            if not _refused(exc):
+                self.breaker.failed(exc, ticket)
+                return None
+            # Answered with an error (a key of another type under our prefix): a miss.
+            _FAILURES.log(self, "get", exc, "rendering instead")
+            value = None
         self.breaker.succeeded(ticket)
         return None if value is None else bytes(value)
 
@@ -187,9 +192,23 @@ class RedisCache:
         try:
             self.client.set(self.prefix + key, value, ex=self.ttl)
         except Exception as exc:
-            self.breaker.failed(exc, ticket)
-            return
+            if not _refused(exc):
+                self.breaker.failed(exc, ticket)
+                return
+            # The server answered, refusing the write (out of memory under a noeviction
+            # policy, a read-only replica): reads still work, so the breaker stays shut
+            # and only the write is given up, with a warning per interval.
+            _FAILURES.log(self, "set", exc, "the document is not cached")
         self.breaker.succeeded(ticket)
+
+
+def _refused(exc: Exception) -> bool:
+    """Whether ``exc`` is Redis's answer refusing a command (redis-py's
+    ``ResponseError``: ``OOM``, ``READONLY``...), not a failure to reach it."""
+    # Looked up, not imported: a client of another library never raises redis-py's.
+    errors = sys.modules.get("redis.exceptions")
+    response_error = getattr(errors, "ResponseError", None)
+    return isinstance(response_error, type) and isinstance(exc, response_error)
 
 
 def check_cache_url(url: object, setting: str = "cache") -> str:

@@ -455,3 +455,43 @@ def test_a_timeout_in_the_url_cannot_lift_the_bound() -> None:
         assert kwargs["socket_timeout"] <= 1.0 and kwargs["socket_connect_timeout"] <= 1.0
     shorter = _connection_kwargs(_redis_client("redis://127.0.0.1:1/0?socket_timeout=0.25", 1.0))
     assert shorter["socket_timeout"] == 0.25  # a shorter one is kept
+
+
+def test_a_redis_refusing_writes_still_serves_what_it_holds(
+    server: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Out of memory under ``noeviction`` (or a read-only replica), Redis answers every
+    write with an error but still answers reads: the refused write is logged, and the
+    pages it holds keep coming from it (the breaker is for a Redis that cannot be
+    reached, and would have sent every read to the source for an interval)."""
+    caplog.set_level(logging.INFO, LOGGER)
+    rows = FactRows(25)
+    cache = RedisCache(url=server.url, timeout=TIMEOUT, retry_after=RETRY_AFTER)
+    site = site_of(("facts", rows), cache=cache)
+
+    def page(n: int) -> list[str]:
+        got = fetch(site, f"/sitemap-facts-{n}.xml")
+        assert got.status == 200
+        return locs(got.body)
+
+    assert page(2) == [url(i) for i in range(10, 20)]  # rendered and stored
+    admin = redis.Redis.from_url(server.url)
+    try:
+        admin.config_set("maxmemory-policy", "noeviction")
+        admin.config_set("maxmemory", 1)  # every write is refused from now on
+        with pytest.raises(redis.exceptions.ResponseError, match="maxmemory"):
+            admin.set("probe", b"x")
+        read = len(rows.slices)
+        assert page(1) == [url(i) for i in range(10)]  # a miss: rendered, not stored
+        assert len(rows.slices) == read + 1
+        for _ in range(3):
+            assert page(2) == [url(i) for i in range(10, 20)]
+        assert len(rows.slices) == read + 1  # page 2 still came from Redis
+    finally:
+        admin.config_set("maxmemory", 0)
+        admin.close()
+    refused = [
+        r.getMessage() for r in caplog.records if "sitemap cache set failed" in r.getMessage()
+    ]
+    assert len(refused) == 1 and "maxmemory" in refused[0], refused
+    assert breaker_lines(caplog) == []  # the breaker never opened

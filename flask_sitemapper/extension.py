@@ -163,8 +163,9 @@ _PAGE_RULES = tuple(
 )
 
 
-#: The config keys a Sitemapper reads (TRUSTED_HOSTS: the fallback of the host list).
-_KEYS = (*(option.key for option in OPTIONS), "TRUSTED_HOSTS")
+#: The config keys a Sitemapper reads (TRUSTED_HOSTS: the fallback of the host list;
+#: SERVER_NAME: the host of the URLs without SITEMAP_BASE_URL, checked as they are).
+_KEYS = (*(option.key for option in OPTIONS), "TRUSTED_HOSTS", "SERVER_NAME")
 
 _Snapshot = tuple[object, ...]
 

@@ -203,12 +203,21 @@ class RedisCache:
 
 
 def _refused(exc: Exception) -> bool:
-    """Whether ``exc`` is Redis's answer refusing a command (redis-py's
-    ``ResponseError``: ``OOM``, ``READONLY``...), not a failure to reach it."""
+    """Whether ``exc`` is a reachable Redis refusing the command: out of memory under
+    ``noeviction``, a read-only replica, or a plain error answer (a key of another
+    type). Not a cluster's errors (down, moved, try again), which redis-py also makes
+    ``ResponseError`` subclasses: those are a Redis that cannot serve, for the breaker.
+    """
     # Looked up, not imported: a client of another library never raises redis-py's.
     errors = sys.modules.get("redis.exceptions")
-    response_error = getattr(errors, "ResponseError", None)
-    return isinstance(response_error, type) and isinstance(exc, response_error)
+    if errors is None:
+        return False
+    refusals = tuple(
+        kind
+        for kind in (getattr(errors, name, None) for name in ("OutOfMemoryError", "ReadOnlyError"))
+        if isinstance(kind, type)
+    )
+    return isinstance(exc, refusals) or type(exc) is getattr(errors, "ResponseError", None)
 
 
 def check_cache_url(url: object, setting: str = "cache") -> str:

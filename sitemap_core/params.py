@@ -346,28 +346,31 @@ def params_fingerprint(items: Iterable[Any], limit: int = FINGERPRINT_ITEMS) -> 
         known = _DIGESTS.get(key)
         if known is not None:
             return known
-    digest = _params_digest(batch)
-    if digest is not None and key is not None and len(key) <= _MAX_DIGESTED_BYTES:
-        if len(_DIGESTS) >= _MAX_DIGESTS:
-            _DIGESTS.clear()  # a plain bound: the sources' current values come back
-        _DIGESTS[key] = digest
-    return digest
+    if _plain(batch):
+        digest = _digest(repr(batch))
+        # Only plain items are remembered: their bytes are theirs alone, where marshal
+        # writes any buffer (bytes, bytearray, memoryview) alike.
+        if key is not None and len(key) <= _MAX_DIGESTED_BYTES:
+            if len(_DIGESTS) >= _MAX_DIGESTS:
+                _DIGESTS.clear()  # a plain bound: the sources' current values come back
+            _DIGESTS[key] = digest
+        return digest
+    try:
+        return _digest(repr([_stable(_item_parts(item)) for item in batch]))
+    except ConfigurationError:  # a value _stable cannot encode alike everywhere
+        return None
 
 
-def _params_digest(batch: list[Any]) -> str | None:
-    # The digest of checked param items: of their repr when they are dicts of plain
-    # values by str keys (the usual case), else of their stable encoding.
-    if (
+def _plain(batch: list[Any]) -> bool:
+    # Dicts of plain values (str, int, float, bool, None) by str keys: the usual items.
+    return (
         _DICT.issuperset(map(type, batch))
         and _STR.issuperset(map(type, chain.from_iterable(batch)))
         and _PLAIN_VALUES.issuperset(map(type, chain.from_iterable(map(dict.values, batch))))
-    ):
-        text = repr(batch)
-    else:
-        try:
-            text = repr([_stable(_item_parts(item)) for item in batch])
-        except ConfigurationError:  # a value _stable cannot encode alike everywhere
-            return None
+    )
+
+
+def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Sequence
 
 from .feed import FEED_PATH
@@ -94,24 +95,28 @@ def merge_sitemap_lines(existing: str, sitemap_urls: Sequence[str]) -> str:
         text += "\n"  # a blank line keeps the Sitemap lines apart from the last group
     merged = text + "".join(f"Sitemap: {url}\n" for url in missing)
     if len(merged) * 4 > MAX_ROBOTS_BYTES:  # not a short file: count its bytes
-        _warn_if_past_the_limit(merged, len(text.encode("utf-8", "surrogateescape")))
+        _warn_if_past_the_limit(merged)
     return merged
 
 
-#: Sizes of rules already warned about (see _warn_if_past_the_limit), a few at most.
-_WARNED: set[int] = set()
+#: When the last warning of _warn_if_past_the_limit was logged (time.monotonic()).
+_LAST_WARNING: list[float] = []
+#: At most one such warning per this many seconds (a robots.txt is asked often).
+_WARNING_INTERVAL = 600.0
 
 
-def _warn_if_past_the_limit(merged: str, rules_size: int) -> None:
+def _warn_if_past_the_limit(merged: str) -> None:
     # Crawlers read the first 512,000 bytes of robots.txt and ignore the rest, so
     # Sitemap lines written past them are never seen. They stay at the end: moved
     # first, they would push the site's last rules (a Disallow, say) past the limit
-    # instead. Logged once per size of the rules, not on every request.
+    # instead. Logged at most once per interval, not on every request.
     size = len(merged.encode("utf-8", "surrogateescape"))
-    if size <= MAX_ROBOTS_BYTES or rules_size in _WARNED:
+    if size <= MAX_ROBOTS_BYTES:
         return
-    if len(_WARNED) < 64:
-        _WARNED.add(rules_size)
+    now = time.monotonic()
+    if _LAST_WARNING and now - _LAST_WARNING[0] < _WARNING_INTERVAL:
+        return
+    _LAST_WARNING[:] = [now]
     logger.warning(
         "robots.txt is %d bytes with its Sitemap lines, past the %d bytes crawlers read:"
         " they ignore Sitemap lines after byte %d; shorten the rules before them"

@@ -505,3 +505,40 @@ def test_a_redis_refusing_writes_still_serves_what_it_holds(
     ]
     assert len(refused) == 1 and "maxmemory" in refused[0], refused
     assert breaker_lines(caplog) == []  # the breaker never opened
+
+
+class _AnsweringClient:
+    """A redis-py-like client whose every call raises ``error``."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+        self.calls = 0
+
+    def get(self, key: str) -> bytes | None:
+        self.calls += 1
+        raise self.error
+
+    def set(self, key: str, value: bytes, ex: int | None = None) -> None:
+        self.calls += 1
+        raise self.error
+
+
+@pytest.mark.parametrize(
+    ("error", "opens"),
+    [
+        (redis.exceptions.OutOfMemoryError("command not allowed"), False),
+        (redis.exceptions.ReadOnlyError("You can't write against a read only replica."), False),
+        (redis.exceptions.ResponseError("WRONGTYPE Operation against a key"), False),
+        # A cluster's errors are ResponseError subclasses too, but say it cannot serve.
+        (redis.exceptions.ClusterDownError("CLUSTERDOWN The cluster is down"), True),
+        (redis.exceptions.TryAgainError("TRYAGAIN"), True),
+        (redis.exceptions.ConnectionError("refused"), True),
+    ],
+)
+def test_only_a_refusal_leaves_the_breaker_shut(error: Exception, opens: bool) -> None:
+    client = _AnsweringClient(error)
+    cache = RedisCache(client, retry_after=60)
+    cache.set("k", b"v")
+    assert cache.get("k") is None
+    # An open breaker skips the second call; a refusal does not open it.
+    assert client.calls == (1 if opens else 2)

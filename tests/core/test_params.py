@@ -200,3 +200,17 @@ def test_values_of_other_types_are_never_taken_for_a_remembered_text() -> None:
     # whatever its repr; a remembered text is one checked to hold plain values only.
     params_module._DIGESTS.clear()
     assert params_fingerprint([{"tag": Opaque()}]) is None
+
+
+def test_a_buffer_is_never_taken_for_bytes_seen_before() -> None:
+    # marshal writes bytes, bytearray and memoryview alike, and URLs of the three differ;
+    # only plain items are remembered by their bytes, so each is checked on its own.
+    params_module._DIGESTS.clear()
+    assert params_fingerprint([{"k": b"ab"}]) is not None
+    for other in (bytearray(b"ab"), memoryview(b"ab")):
+        assert params_fingerprint([{"k": other}]) is None
+    # A plain item is remembered, and found again by equal values.
+    params_module._DIGESTS.clear()
+    digest = params_fingerprint([{"k": "ab", "n": 1}])
+    assert len(params_module._DIGESTS) == 1
+    assert params_fingerprint([{"k": "".join(["a", "b"]), "n": 1}]) == digest

@@ -146,19 +146,20 @@ def test_merge_with_no_urls_changes_nothing() -> None:
     assert merge_sitemap_lines("User-agent: *\nDisallow:", []) == "User-agent: *\nDisallow:"
 
 
-def test_sitemap_lines_past_what_crawlers_read_are_logged_once(
+def test_sitemap_lines_past_what_crawlers_read_are_logged_once_per_interval(
     caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Rules just under the 512,000 bytes crawlers read: the Sitemap lines after them
     # would be ignored. They stay last (the site's rules keep their place), and the
-    # site's operator is told, once.
-    monkeypatch.setattr(robots_module, "_WARNED", set())
+    # site's operator is told, once per interval whatever the sizes.
+    monkeypatch.setattr(robots_module, "_LAST_WARNING", [])
     rules = "User-agent: *\nDisallow: /private\n" + "# padding\n" * 51_195
     assert len(rules.encode()) < MAX_ROBOTS_BYTES
     url = "https://www.example.com/sitemap.xml"
     with caplog.at_level(logging.WARNING, "sitemap_core"):
         text = merge_sitemap_lines(rules, [url])
         assert merge_sitemap_lines(rules, [url]) == text
+        merge_sitemap_lines(rules + "# one more\n", [url])  # another size: still quiet
     assert text.startswith(rules) and text.endswith(f"Sitemap: {url}\n")
     assert len(text.encode()) > MAX_ROBOTS_BYTES
     warned = [r.getMessage() for r in caplog.records if "past the 512000 bytes" in r.getMessage()]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import logging
 import re
 from collections.abc import Callable, Iterator
 from datetime import UTC, date, datetime, timedelta, timezone
@@ -474,6 +475,19 @@ def test_a_server_name_that_is_not_a_host_fails_at_start_naming_it(server_name: 
     assert repr(server_name) in str(caught.value)
     # SITEMAP_BASE_URL set: the package does not read it (Flask's routing does).
     app_with_url_for_source(SERVER_NAME=server_name, SITEMAP_BASE_URL=BASE)
+
+
+def test_a_server_name_set_after_start_is_checked_as_the_other_settings_are(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    app = app_with_url_for_source()
+    client = client_for(app)
+    assert sitemap(client)
+    app.config["SERVER_NAME"] = "http://example.test"
+    with caplog.at_level(logging.ERROR, "flask_sitemapper"):
+        response = client.get("/sitemap.xml", headers={"Host": "example.test"})
+    assert response.status_code == 500  # a setting is wrong: the server's fault
+    assert "SERVER_NAME must be a host" in caplog.text
 
 
 @pytest.mark.parametrize("server_name", ["example.test", "example.test:8080", "[::1]:5000"])

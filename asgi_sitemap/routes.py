@@ -17,16 +17,20 @@ own ``url_path_for`` gives, at a fraction of its cost. ``params`` may be a list,
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import sys
+import weakref
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any, TypeVar
 
 from sitemap_core import ConfigurationError, Entry
 from sitemap_core.aio import AsyncUrlSource, Runner
 from sitemap_core.entries import ChangeFreq, LastmodInput
 from sitemap_core.params import (
+    FINGERPRINT_ITEMS,
     Languages,
     Params,
     check_params,
@@ -34,6 +38,7 @@ from sitemap_core.params import (
     iter_param_entries,
     param_entries,
     param_result,
+    params_fingerprint,
     wraps,
 )
 from sitemap_core.rows import Row
@@ -67,6 +72,10 @@ class SitemapRoutes:
     def __init__(self, name: str = "pages") -> None:
         self.name = check_name(name)
         self._specs: list[_Spec] = []
+        #: The router whose routes were digested, and that digest (see _fingerprint).
+        self._fixed: tuple[weakref.ref[Any], str] | None = None
+        #: Set once params could not be digested: the source has no fingerprint.
+        self._unfingerprinted = False
 
     def include(
         self,
@@ -107,7 +116,59 @@ class SitemapRoutes:
 
     def source(self) -> AsyncUrlSource:
         """The marked routes as a source (the middleware calls this)."""
-        return AsyncUrlSource(self.name, self._count, self._batches)
+        return AsyncUrlSource(self.name, self._count, self._batches, fingerprint=self._fingerprint)
+
+    async def _fingerprint(self, runner: Runner, start: int, stop: int) -> str | None:
+        """The fingerprint of the whole source (every range has it).
+
+        The URLs come from the app's routes, fixed while it serves, and from the
+        params: so the routes (every path of the router's tree, and what each spec
+        adds: its defaults and languages) are digested once per router, and the
+        params' values on each request (one call of each ``params``, as counting them
+        is). None when a params value has no stable encoding (see
+        :func:`~sitemap_core.params.params_fingerprint`): the source's documents are
+        then rendered to learn their ETag, as before.
+        """
+        router = current().router
+        if router is None or self._unfingerprinted:
+            return None
+        known = self._fixed
+        if known is not None and known[0]() is router:
+            fixed = known[1]
+        else:
+            fixed = self._fixed_part(router)
+            # Routers compare by value and cannot be dict keys: the last one is kept
+            # by identity (an app has one; a test may build several).
+            self._fixed = (weakref.ref(router), fixed)
+        parts = [fixed]
+        for spec in self._specs:
+            if spec.params is None:
+                continue
+            # One item past the most that are digested: more means none (then never
+            # tried again, as for a value without a stable encoding).
+            items = await _param_list(spec, runner, FINGERPRINT_ITEMS + 1)
+            digest = params_fingerprint(items)
+            if digest is None:
+                self._unfingerprinted = True
+                return None
+            parts.append(digest)
+        return ":".join(parts)
+
+    def _fixed_part(self, router: Any) -> str:
+        # The specs' routes must be found (as counting needs); the paths of every route
+        # give mounts' prefixes and converters too, so a deploy that moves a route or
+        # a mount changes every ETag of the source though no params value moved.
+        specs = [
+            (
+                spec.label,
+                [name for name, _route in self._routes_of(spec)],
+                _fields(spec.defaults),
+                spec.languages,
+            )
+            for spec in self._specs
+        ]
+        text = repr((specs, list(_route_tree(router.routes))))
+        return "routes:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
     # The router is only known while a request is served (scope["app"]), so routes
     # are matched then, from the context the middleware sets.
@@ -200,6 +261,47 @@ def _included_routes(route: Any) -> list[Any]:
         for context in expand([route])
         if context is not route and (getattr(context, "route", None) is not route)
     ]
+
+
+def _route_tree(routes: Iterable[Any], depth: int = 0) -> Iterator[tuple[Any, ...]]:
+    """Every route of a router as (depth, kind, path or host, name), mounts' routes
+    after their mount: what the URLs of named routes are built from."""
+    for route in routes:
+        where = getattr(route, "path", None) or getattr(route, "host", None)
+        yield depth, type(route).__name__, where, getattr(route, "name", None)
+        inner = getattr(route, "routes", None)
+        if isinstance(inner, Sequence) and depth < 32:  # a Mount's or a Host's
+            yield from _route_tree(inner, depth + 1)
+
+
+def _fields(defaults: Mapping[str, Any]) -> tuple[Any, ...]:
+    # The default fields as entries write them: a date and its text agree.
+    sample = Entry("http://fields.invalid/", **defaults)
+    return sample.lastmod, sample.changefreq, sample.priority
+
+
+async def _param_list(spec: _Spec, runner: Runner, limit: int) -> list[Any]:
+    """The first ``limit`` items of ``spec.params`` (one call), as a list."""
+    params = spec.params
+    if inspect.isasyncgenfunction(params):
+        items: list[Any] = []
+        generator = params()
+        try:
+            async for item in generator:
+                items.append(item)
+                if len(items) >= limit:
+                    break
+        finally:
+            await generator.aclose()
+        return items
+    if inspect.iscoroutinefunction(params):
+        return list(islice(param_result(await params(), spec.label), limit))
+    if callable(params):
+        sync_params = params
+        return await runner.run_sync(
+            lambda: list(islice(param_result(sync_params(), spec.label), limit))
+        )
+    return list(islice(param_result(params, spec.label), limit))
 
 
 async def _count_params(spec: _Spec, runner: Runner) -> int:

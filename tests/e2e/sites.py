@@ -116,17 +116,10 @@ class ExampleSite:
 
     @property
     def sized_documents(self) -> tuple[str, ...]:
-        """Documents whose validators come from rendering them, not from fingerprints.
-
-        robots.txt (always sent with its length), and on the ASGI examples the routes
-        source's pages: that source has no fingerprint there, so a worker's first render
-        of a page is spooled (its ETag is a digest of the bytes), and its later GETs
-        stream on what that render found (see :mod:`sitemap_core.recall`). Flask's route
-        source, with short params, is fingerprinted by its params' values.
-        """
-        if self.directory.name == "flask_blog":
-            return ("/robots.txt",)
-        return ("/robots.txt", "/sitemap-pages-1.xml", "/sitemap-pages-1.txt")
+        """Documents whose validators come from rendering them, not from fingerprints:
+        robots.txt (always sent with its length). The route sources' pages are
+        fingerprinted by their params' values, on Flask and on the ASGI examples."""
+        return ("/robots.txt",)
 
     @property
     def fingerprinted_documents(self) -> tuple[str, ...]:

@@ -844,6 +844,39 @@ def test_served_by_both_fronts_as_sqlitesource_serves_the_same_rows(
         asyncio.run(engine.dispose())
 
 
+def after_an_edit_on_both_fronts(
+    db: Db, path: str, flask_app: Any, inner_asgi: Any
+) -> tuple[bytes, bytes, list[list[str]]]:
+    """``path`` served by ``flask_app`` and by ``inner_asgi`` behind the ASGI middleware,
+    each over a change-logged source of ``db``'s posts: asked once, then again after an
+    edit of one row. The second answers, and the statements each front sent for them
+    (the sync source's log, the async engine's statements but BEGIN)."""
+    from starlette.testclient import TestClient
+
+    from asgi_sitemap import SitemapMiddleware
+    from flask_sitemapper import Sitemapper
+
+    flask_app.config["SITEMAP_BASE_URL"] = ORIGIN
+    Sitemapper(flask_app).add_source("posts", source(db, "change_log"), page_size=PAGE)
+    flask_client = flask_app.test_client()
+    engine, async_src = async_source(db.async_url, "change_log")
+    sent: list[str] = []
+    event.listen(engine.sync_engine, "before_cursor_execute", lambda *a: sent.append(a[2]))
+    asgi = SitemapMiddleware(inner_asgi, {"posts": async_src}, base_url=ORIGIN, page_size=PAGE)
+    try:
+        with TestClient(asgi, base_url=ORIGIN) as asgi_client:
+            assert flask_client.get(path).status_code == 200
+            assert asgi_client.get(path).status_code == 200
+            db.write(update(posts).where(posts.c.id == 104).values(updated_at=day(3)))
+            db.clear()
+            sent.clear()
+            flask_body = flask_client.get(path).data
+            asgi_body = asgi_client.get(path).content
+    finally:
+        asyncio.run(engine.dispose())
+    return flask_body, asgi_body, [db.log, [sql for sql in sent if sql != "BEGIN"]]
+
+
 def test_an_index_request_after_an_edit_costs_a_few_statements_on_both_fronts(
     adb: Db, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -851,36 +884,15 @@ def test_an_index_request_after_an_edit_costs_a_few_statements_on_both_fronts(
     (ASGI): the index's twenty children then cost no statement each."""
     from flask import Flask
     from starlette.applications import Starlette
-    from starlette.testclient import TestClient
 
-    from asgi_sitemap import SitemapMiddleware
-    from flask_sitemapper import Sitemapper
-
-    db = adb
     monkeypatch.setattr(sqla, "_SEGMENT", 5)
-    db.fill(20 * PAGE, versioning="change_log")
-    app = Flask(__name__)
-    app.config["SITEMAP_BASE_URL"] = ORIGIN
-    Sitemapper(app).add_source("posts", source(db, "change_log"), page_size=PAGE)
-    flask_client = app.test_client()
-    engine, async_src = async_source(db.async_url, "change_log")
-    sent: list[str] = []
-    event.listen(engine.sync_engine, "before_cursor_execute", lambda *a: sent.append(a[2]))
-    asgi = SitemapMiddleware(Starlette(), {"posts": async_src}, base_url=ORIGIN, page_size=PAGE)
-    try:
-        with TestClient(asgi, base_url=ORIGIN) as asgi_client:
-            flask_client.get("/sitemap.xml")
-            asgi_client.get("/sitemap.xml")
-            db.write(update(posts).where(posts.c.id == 104).values(updated_at=day(3)))
-            db.clear()
-            sent.clear()
-            flask_index = flask_client.get("/sitemap.xml").data
-            asgi_index = asgi_client.get("/sitemap.xml").content
-    finally:
-        asyncio.run(engine.dispose())
+    adb.fill(20 * PAGE, versioning="change_log")
+    flask_index, asgi_index, logs = after_an_edit_on_both_fronts(
+        adb, "/sitemap.xml", Flask(__name__), Starlette()
+    )
     assert flask_index == asgi_index
     assert flask_index.count(b"<sitemap>") == 20
-    for log in (db.log, [sql for sql in sent if sql != "BEGIN"]):
+    for log in logs:
         # The version (twice on PostgreSQL), the log, the changed segment: no more.
         assert len(log) <= 4, log
 
@@ -982,39 +994,17 @@ def test_an_apps_own_robots_txt_counts_its_index_for_one_version_on_both_fronts(
     from starlette.applications import Starlette
     from starlette.responses import PlainTextResponse
     from starlette.routing import Route
-    from starlette.testclient import TestClient
 
-    from asgi_sitemap import SitemapMiddleware
-    from flask_sitemapper import Sitemapper
-
-    db = adb
     monkeypatch.setattr(sqla, "_SEGMENT", 5)
-    db.fill(20 * PAGE, versioning="change_log")
+    adb.fill(20 * PAGE, versioning="change_log")
     rules = "User-agent: *\nDisallow: /admin\n"
     app = Flask(__name__)
-    app.config["SITEMAP_BASE_URL"] = ORIGIN
     app.add_url_rule("/robots.txt", "robots", lambda: (rules, {"Content-Type": "text/plain"}))
-    Sitemapper(app).add_source("posts", source(db, "change_log"), page_size=PAGE)
-    flask_client = app.test_client()
-    engine, async_src = async_source(db.async_url, "change_log")
-    sent: list[str] = []
-    event.listen(engine.sync_engine, "before_cursor_execute", lambda *a: sent.append(a[2]))
     own = Starlette(routes=[Route("/robots.txt", lambda request: PlainTextResponse(rules))])
-    asgi = SitemapMiddleware(own, {"posts": async_src}, base_url=ORIGIN, page_size=PAGE)
-    try:
-        with TestClient(asgi, base_url=ORIGIN) as asgi_client:
-            flask_client.get("/robots.txt")
-            asgi_client.get("/robots.txt")
-            db.write(update(posts).where(posts.c.id == 104).values(updated_at=day(3)))
-            db.clear()
-            sent.clear()
-            flask_robots = flask_client.get("/robots.txt").text
-            asgi_robots = asgi_client.get("/robots.txt").text
-    finally:
-        asyncio.run(engine.dispose())
-    for robots in (flask_robots, asgi_robots):
+    flask_robots, asgi_robots, logs = after_an_edit_on_both_fronts(adb, "/robots.txt", app, own)
+    for robots in (flask_robots.decode(), asgi_robots.decode()):
         assert robots.startswith(rules), robots
         assert robots.rstrip().endswith(f"Sitemap: {ORIGIN}/sitemap.xml"), robots
-    for log in (db.log, [sql for sql in sent if sql != "BEGIN"]):
+    for log in logs:
         # The version (twice on PostgreSQL), the log, the changed segment: no more.
         assert len(log) <= 4, log

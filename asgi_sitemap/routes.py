@@ -139,7 +139,10 @@ class SitemapRoutes:
             fixed = self._fixed_part(router)
             # Routers compare by value and cannot be dict keys: the last one is kept
             # by identity (an app has one; a test may build several).
-            self._fixed = (weakref.ref(router), fixed)
+            try:
+                self._fixed = (weakref.ref(router), fixed)
+            except TypeError:  # a router without weak references: digested each time
+                self._fixed = None
         parts = [fixed]
         for spec in self._specs:
             if spec.params is None:

@@ -374,7 +374,7 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-#: Digests of checked param items by their marshalled bytes: short ones, a few per
+#: Digests of plain param items by their marshalled bytes: short ones, a few per
 #: source (those of the params' current values, and of the last few).
 _DIGESTS: dict[bytes, str] = {}
 _MAX_DIGESTS = 256

@@ -48,6 +48,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from measure import timed
+from reference import xml_escape
 
 from sitemap_core import BaseURL, Site, UrlSource, respond
 from sitemap_core.limits import MAX_URLS_PER_SITEMAP
@@ -183,17 +184,6 @@ def append_row(path: Path) -> Callable[[], None]:
 
 
 # Reference: plain Python, no library code ---------------------------------------------
-
-
-def xml_escape(text: str) -> str:
-    """Escape the five XML special characters with chained ``str.replace``."""
-    return (
-        text.replace("&", "&amp;")
-        .replace("<", "&lt;")
-        .replace(">", "&gt;")
-        .replace('"', "&quot;")
-        .replace("'", "&apos;")
-    )
 
 
 def reference(path: Path) -> Callable[[], bytes]:

@@ -73,6 +73,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from flask import Flask
 from measure import peak_memory
+from reference import xml_escape
 from werkzeug.test import EnvironBuilder
 
 import asgi_sitemap
@@ -139,17 +140,6 @@ def build_images(n: int) -> list[str]:
 
 
 # Reference: plain Python, no library code -------------------------------------------
-
-
-def xml_escape(text: str) -> str:
-    """Escape the five XML special characters with chained ``str.replace``."""
-    return (
-        text.replace("&", "&amp;")
-        .replace("<", "&lt;")
-        .replace(">", "&gt;")
-        .replace('"', "&quot;")
-        .replace("'", "&apos;")
-    )
 
 
 def render_reference(raw: list[Raw]) -> bytes:

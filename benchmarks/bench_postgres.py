@@ -60,6 +60,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 import psycopg  # noqa: E402
 from measure import peak_memory, timed  # noqa: E402
 from postgres import Unavailable, start_postgres  # noqa: E402
+from reference import xml_escape  # noqa: E402
 from sqlalchemy import (  # noqa: E402
     BigInteger,
     Column,
@@ -258,17 +259,6 @@ class Writer:
 
 
 # Reference: plain Python over a psycopg cursor, no library code ---------------------------
-
-
-def xml_escape(text: str) -> str:
-    """Escape the five XML special characters with chained ``str.replace``."""
-    return (
-        text.replace("&", "&amp;")
-        .replace("<", "&lt;")
-        .replace(">", "&gt;")
-        .replace('"', "&quot;")
-        .replace("'", "&apos;")
-    )
 
 
 def reference(dsn: str, name: str) -> Callable[[], bytes]:

@@ -40,6 +40,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from reference import xml_escape
+
 from sitemap_core import Entry, Image
 
 TZ = timezone(timedelta(hours=5, minutes=30))
@@ -49,17 +51,6 @@ MOMENT = datetime(2024, 5, 1, 12, 34, 56, tzinfo=TZ)
 ISO_TEXT = MOMENT.isoformat()  # "2024-05-01T12:34:56+05:30"
 STR_TEXT = str(MOMENT)  # "2024-05-01 12:34:56+05:30", as PostgreSQL writes it
 DAY = date(2024, 5, 1)
-
-
-def xml_escape(text: str) -> str:
-    """The five XML special characters, with chained ``str.replace``."""
-    return (
-        text.replace("&", "&amp;")
-        .replace("<", "&lt;")
-        .replace(">", "&gt;")
-        .replace('"', "&quot;")
-        .replace("'", "&apos;")
-    )
 
 
 def plain_image(url: str) -> str:

@@ -65,7 +65,6 @@ from collections.abc import (
     MutableMapping,
 )
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -73,7 +72,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from flask import Flask
 from measure import peak_memory
-from reference import xml_escape
+from reference import SITEMAP_NS, Raw, build_raw, render_reference, xml_escape
 from werkzeug.test import EnvironBuilder
 
 import asgi_sitemap
@@ -98,35 +97,13 @@ from sitemap_core.site import BATCH_SIZE
 
 BASE_URL = "https://example.com"
 PAGE_PATH = "/sitemap-posts-1.xml"
-SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
-CHANGEFREQS = ("always", "hourly", "daily", "weekly", "monthly", "yearly", "never")
-#: A non-UTC offset with minutes, so ``isoformat`` writes ``+05:30``.
-TZ = timezone(timedelta(hours=5, minutes=30))
 
 T = TypeVar("T")
 
 #: The library's packages (for the version note of the results).
 LIBRARY_DIRS = ("sitemap_core", "flask_sitemapper", "asgi_sitemap")
 
-#: One URL's raw data: location, aware lastmod, changefreq word, priority.
-Raw = tuple[str, datetime, str, float]
-
-
 # Raw data --------------------------------------------------------------------------
-
-
-def build_raw(n: int) -> list[Raw]:
-    """Return ``n`` raw URL tuples, built once and shared by both contenders."""
-    start = datetime(2024, 5, 1, 12, 0, 0, tzinfo=TZ)
-    return [
-        (
-            f"https://example.com/posts/{i}?ref=feed&x={i % 7}",
-            start + timedelta(seconds=37 * i),
-            CHANGEFREQS[(i // 3) % 7],
-            (i % 11) / 10,
-        )
-        for i in range(n)
-    ]
 
 
 def as_database_text(raw: list[Raw]) -> list[tuple[str, str, str, float]]:
@@ -140,19 +117,6 @@ def build_images(n: int) -> list[str]:
 
 
 # Reference: plain Python, no library code -------------------------------------------
-
-
-def render_reference(raw: list[Raw]) -> bytes:
-    """Render the whole ``<urlset>`` in memory and return it encoded."""
-    head = f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="{SITEMAP_NS}">\n'
-    body = "".join(
-        [
-            f"<url><loc>{xml_escape(loc)}</loc><lastmod>{lastmod.isoformat()}</lastmod>"
-            f"<changefreq>{changefreq}</changefreq><priority>{priority}</priority></url>\n"
-            for loc, lastmod, changefreq, priority in raw
-        ]
-    )
-    return (head + body + "</urlset>\n").encode()
 
 
 def render_image_reference(raw: list[Raw], images: list[str]) -> bytes:

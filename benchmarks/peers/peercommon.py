@@ -1,12 +1,13 @@
 """What every peer driver shares: the data, the reference, the clocks, the checks.
 
-This module imports nothing of this project: a peer's driver runs in the peer's own
-virtual environment, where ``flask_sitemapper`` is the PyPI package of that name, so
-it cannot import ``benchmarks/bench_page.py`` (which imports ours). The data builder
-and the reference below are the same code as ``bench_page.build_raw`` and
-``bench_page.render_reference``; ``bench_peers.py`` checks, before it measures
-anything, that both give byte-identical documents, so the peers serve the same
-50,000 URLs as this project's contenders and are compared to the same reference.
+This module imports nothing of this project's packages: a peer's driver runs in the
+peer's own virtual environment, where ``flask_sitemapper`` is the PyPI package of that
+name, so it cannot import ``benchmarks/bench_page.py`` (which imports ours). It takes
+the data, the reference and the memory measure from ``benchmarks/reference.py`` and
+``benchmarks/measure.py``, which import only the standard library, as
+``bench_page.py`` does; ``bench_peers.py`` still checks, before it measures anything,
+that both give byte-identical documents, so the peers serve the same 50,000 URLs as
+this project's contenders and are compared to the same reference.
 
 A driver builds its app, then calls :func:`serve` with one callable making a request.
 ``serve`` answers commands read from stdin, one JSON object per line, on a private
@@ -29,63 +30,23 @@ import re
 import sys
 import time
 import traceback
-import tracemalloc
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable, MutableMapping
 from dataclasses import asdict, dataclass, field
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime
 from typing import Any
+
+# The folder above, after the drivers' own and before the environment's packages (so
+# that no installed module of the same name stands in): its reference.py and measure.py
+# import only the standard library.
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from measure import peak_memory
+from reference import CHANGEFREQS, SITEMAP_NS, Raw, render_reference
+from reference import build_raw as build_raw  # the drivers take it from here
 
 BASE_URL = "https://example.com"
 HOST = "example.com"
-SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
-CHANGEFREQS = ("always", "hourly", "daily", "weekly", "monthly", "yearly", "never")
-#: A non-UTC offset with minutes, so ``isoformat`` writes ``+05:30``.
-TZ = timezone(timedelta(hours=5, minutes=30))
-
-#: One URL's raw data: location, aware lastmod, changefreq word, priority.
-Raw = tuple[str, datetime, str, float]
-
-
-# The data and the reference (the same code as bench_page.py) ------------------------
-
-
-def build_raw(n: int) -> list[Raw]:
-    """Return ``n`` raw URL tuples, as ``bench_page.build_raw`` does."""
-    start = datetime(2024, 5, 1, 12, 0, 0, tzinfo=TZ)
-    return [
-        (
-            f"https://example.com/posts/{i}?ref=feed&x={i % 7}",
-            start + timedelta(seconds=37 * i),
-            CHANGEFREQS[(i // 3) % 7],
-            (i % 11) / 10,
-        )
-        for i in range(n)
-    ]
-
-
-def xml_escape(text: str) -> str:
-    """Escape the five XML special characters with chained ``str.replace``."""
-    return (
-        text.replace("&", "&amp;")
-        .replace("<", "&lt;")
-        .replace(">", "&gt;")
-        .replace('"', "&quot;")
-        .replace("'", "&apos;")
-    )
-
-
-def render_reference(raw: list[Raw]) -> bytes:
-    """Render the whole ``<urlset>`` in memory and return it encoded."""
-    head = f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="{SITEMAP_NS}">\n'
-    body = "".join(
-        [
-            f"<url><loc>{xml_escape(loc)}</loc><lastmod>{lastmod.isoformat()}</lastmod>"
-            f"<changefreq>{changefreq}</changefreq><priority>{priority}</priority></url>\n"
-            for loc, lastmod, changefreq, priority in raw
-        ]
-    )
-    return (head + body + "</urlset>\n").encode()
 
 
 def path_of(loc: str) -> str:
@@ -258,20 +219,6 @@ def timed_reference(raw: list[Raw]) -> Fetch:
     document = render_reference(raw)
     wall = time.perf_counter() - started
     return Fetch(wall, time.process_time() - cpu_started, wall, 1, len(document), 200)
-
-
-def peak_memory(func: Callable[[], object]) -> int:
-    """Peak bytes allocated by one call of ``func``, measured with tracemalloc."""
-    gc.collect()
-    tracemalloc.start()
-    try:
-        tracemalloc.reset_peak()
-        base, _ = tracemalloc.get_traced_memory()
-        func()
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
-    return peak - base
 
 
 def streamed(record: Fetch) -> bool:

@@ -21,7 +21,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from .validators import Validators, _typed
+from .validators import Validators, _typed, not_modified_headers
 
 __all__ = ["Answer", "Answers"]
 
@@ -41,8 +41,8 @@ class Answer:
     newest: datetime | None
     #: The document's key in the page cache.
     cache_key: str | None
-    #: The headers of its 304: the ETag, Cache-Control and Vary the 200 has (see
-    #: ``not_modified_headers`` in :mod:`sitemap_core.serve`), made once.
+    #: The headers of its 304 (see :func:`~sitemap_core.validators.not_modified_headers`),
+    #: made once.
     not_modified: tuple[tuple[str, str], ...] = field(init=False)
     #: Its ETag and Last-Modified headers while ``newest`` is not in the future (then
     #: Last-Modified is clamped to each request's time): formatting an HTTP date cost
@@ -50,9 +50,10 @@ class Answer:
     validator_headers: tuple[tuple[str, str], ...] = field(init=False)
 
     def __post_init__(self) -> None:
-        kept = (pair for pair in self.headers if pair[0].lower() in ("cache-control", "vary"))
-        object.__setattr__(self, "not_modified", (("ETag", self.etag), *kept))
         validators = Validators(self.etag, self.newest)
+        object.__setattr__(
+            self, "not_modified", tuple(not_modified_headers(validators, self.headers))
+        )
         object.__setattr__(self, "validator_headers", tuple(validators.headers()))
 
 

@@ -57,6 +57,7 @@ from .validators import (
     fingerprint_etag,
     is_not_modified,
     lastmod_instant,
+    not_modified_headers,
 )
 
 __all__ = [
@@ -577,20 +578,6 @@ def cache_key_of(validators: Validators) -> str | None:
     """The key of a document in the page cache (and of its shared render): its ETag."""
     etag = validators.etag
     return None if etag is None else etag.removeprefix("W/").strip('"')
-
-
-def not_modified_headers(
-    validators: Validators, headers: Sequence[tuple[str, str]]
-) -> list[tuple[str, str]]:
-    """The headers of a 304: the ETag, Cache-Control and Vary the 200 would have had.
-
-    Nothing else, on every front alike: RFC 9110 (15.4.5) asks a 304 for these and no
-    other representation metadata when there is an ETag (Werkzeug strips Last-Modified
-    from a 304 in any case, so a Flask 304 could not carry it while others did).
-    """
-    kept = [(k, v) for k, v in headers if k.lower() in ("cache-control", "vary")]
-    etag = validators.etag
-    return kept if etag is None else [("ETag", etag), *kept]
 
 
 def answer_known(ready: Ready[S], validators: Validators, length: int | None) -> Reply | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal
@@ -26,6 +26,7 @@ __all__ = [
     "http_date",
     "is_not_modified",
     "lastmod_instant",
+    "not_modified_headers",
     "parse_http_date",
 ]
 
@@ -49,6 +50,20 @@ class Validators:
         if self.last_modified is not None:
             out.append(("Last-Modified", http_date(self.last_modified)))
         return out
+
+
+def not_modified_headers(
+    validators: Validators, headers: Sequence[tuple[str, str]]
+) -> list[tuple[str, str]]:
+    """The headers of a 304: the ETag, Cache-Control and Vary the 200 would have had.
+
+    Nothing else, on every front alike: RFC 9110 (15.4.5) asks a 304 for these and no
+    other representation metadata when there is an ETag (Werkzeug strips Last-Modified
+    from a 304 in any case, so a Flask 304 could not carry it while others did).
+    """
+    kept = [(k, v) for k, v in headers if k.lower() in ("cache-control", "vary")]
+    etag = validators.etag
+    return kept if etag is None else [("ETag", etag), *kept]
 
 
 def _tag(digest: bytes, coding: str) -> str:

@@ -13,11 +13,11 @@ import anyio
 import anyio.from_thread
 
 from sitemap_core import BaseURL
-from sitemap_core.aio import recent_changes_async
 from sitemap_core.build import Fetch, Fetched
 from sitemap_core.cli import CommandError, Served, middleware_base
-from sitemap_core.feed import Recent
-from sitemap_core.hosts import BasePolicy
+from sitemap_core.model.hosts import BasePolicy
+from sitemap_core.model.recent import Recent
+from sitemap_core.serve.aio import recent_changes_async
 
 from .middleware import SitemapMiddleware
 from .threads import ThreadRunner

@@ -20,13 +20,13 @@ import anyio
 import anyio.lowlevel
 
 from sitemap_core import BaseURL
-from sitemap_core.aio import AsyncUrlSource, count_index_parts_async, respond_async
-from sitemap_core.cache import default_cache
-from sitemap_core.hosts import UntrustedHostError
-from sitemap_core.http import Reply, plain_text
-from sitemap_core.robots import is_mergeable
-from sitemap_core.serve import answer_robots, classify, request_headers
-from sitemap_core.settings import Settings, SettingsArguments
+from sitemap_core.memory.cache import default_cache
+from sitemap_core.model.hosts import UntrustedHostError
+from sitemap_core.serve.aio import AsyncUrlSource, count_index_parts_async, respond_async
+from sitemap_core.serve.flow import answer_robots, classify, request_headers
+from sitemap_core.serve.http import Reply, plain_text
+from sitemap_core.serve.settings import Settings, SettingsArguments
+from sitemap_core.write.robots import is_mergeable
 
 from .context import SitemapContext, _current
 from .relay import Relays
@@ -55,13 +55,13 @@ class SitemapMiddleware:
     """Serve ``/sitemap.xml``, its pages and ``/robots.txt`` for an ASGI app.
 
     ``sources`` maps names to sources (sync or async callables and generators, sized
-    sliceables, :class:`~sitemap_core.aio.AsyncSliceable` objects) or is a list of
-    :class:`~sitemap_core.aio.AsyncUrlSource`. ``routes`` adds the endpoints marked
+    sliceables, :class:`~sitemap_core.serve.aio.AsyncSliceable` objects) or is a list of
+    :class:`~sitemap_core.serve.aio.AsyncUrlSource`. ``routes`` adds the endpoints marked
     with a :class:`~asgi_sitemap.routes.SitemapRoutes`. ``router`` is found from the
     app (``scope["app"].router``) unless given.
 
     The settings are keyword arguments, the same on every front (see
-    :mod:`sitemap_core.settings`): ``base_url`` fixes the origin of the URLs; without
+    :mod:`sitemap_core.serve.settings`): ``base_url`` fixes the origin of the URLs; without
     it the request's host is used when it is in ``allowed_hosts`` (default: loopback
     only) and other hosts get 400; ``robots=False`` leaves robots.txt alone;
     ``page_size``, ``robots_rules``, ``same_host_only``, ``cache_control``, ``cache``,

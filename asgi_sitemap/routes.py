@@ -27,9 +27,11 @@ from itertools import islice
 from typing import Any, TypeVar
 
 from sitemap_core import ConfigurationError, Entry
-from sitemap_core.aio import AsyncUrlSource, Runner
-from sitemap_core.entries import ChangeFreq, LastmodInput
-from sitemap_core.params import (
+from sitemap_core.model.entries import ChangeFreq, LastmodInput
+from sitemap_core.model.rows import Row
+from sitemap_core.serve.aio import AsyncUrlSource, Runner
+from sitemap_core.sources.base import check_name, coerce_batch, walk_count
+from sitemap_core.sources.params import (
     FINGERPRINT_ITEMS,
     Languages,
     Params,
@@ -41,8 +43,6 @@ from sitemap_core.params import (
     params_fingerprint,
     wraps,
 )
-from sitemap_core.rows import Row
-from sitemap_core.sources import check_name, coerce_batch, walk_count
 
 from .context import current
 from .urls import UrlBuilder
@@ -126,7 +126,7 @@ class SitemapRoutes:
         adds: its defaults and languages) are digested once per router, and the
         params' values on each request (one call of each ``params``, as counting them
         is). None when a params value has no stable encoding (see
-        :func:`~sitemap_core.params.params_fingerprint`): the source's documents are
+        :func:`~sitemap_core.sources.params.params_fingerprint`): the source's documents are
         then rendered to learn their ETag, as before.
         """
         router = current().router

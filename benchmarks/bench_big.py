@@ -2,7 +2,7 @@
 
 Builds (once; cached) an SQLite table of ``--rows`` posts, ``id INTEGER PRIMARY KEY,
 slug TEXT, updated_at TEXT``, with a trigger-bumped version table, and serves it with
-:class:`sitemap_core.sql.SQLiteSource` through :func:`sitemap_core.respond` on a
+:class:`sitemap_core.sources.sql.sqlite.SQLiteSource` through :func:`sitemap_core.respond` on a
 :class:`Site` of 50,000-entry pages, with the page cache off (the core's default) and
 identity coding, draining every body. Measured in one process, each repeat running
 every contender once in turn after a warm-up, reported as medians:
@@ -11,7 +11,7 @@ every contender once in turn after a warm-up, reported as medians:
   against one page's full time; target: the index under 2% of a page. Measured
   three ways: while the table is unchanged (the source remembers its facts per
   version); right after a row is appended, with a change log
-  (:func:`~sitemap_core.sql.install_change_log`: only the pages at and after the
+  (:func:`~sitemap_core.sources.sql.sqlite.install_change_log`: only the pages at and after the
   change are read again); and with nothing remembered (a new source: the worst case,
   e.g. a write in the first page);
 * the first page against the last page, in ``seek`` and in ``offset`` mode; target:
@@ -52,7 +52,11 @@ from reference import xml_escape
 
 from sitemap_core import BaseURL, Site, UrlSource, respond
 from sitemap_core.limits import MAX_URLS_PER_SITEMAP
-from sitemap_core.sql import SQLiteSource, install_change_log, install_version_triggers
+from sitemap_core.sources.sql.sqlite import (
+    SQLiteSource,
+    install_change_log,
+    install_version_triggers,
+)
 
 BASE = "https://example.com"
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
@@ -109,7 +113,7 @@ def connector(path: Path) -> Callable[[], sqlite3.Connection]:
 
 def build_entry(row: sqlite3.Row) -> tuple[str, str]:
     """What a user's ``build`` does: a tuple row, validated and written by the library
-    in one pass (the fast path of ``sitemap_core.rows``)."""
+    in one pass (the fast path of ``sitemap_core.model.rows``)."""
     return (f"{BASE}/posts/{row['slug']}", row["updated_at"])
 
 

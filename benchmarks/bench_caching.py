@@ -58,8 +58,8 @@ from bench_page import (
     timed,
 )
 
-from sitemap_core.cache import MemoryCache
 from sitemap_core.limits import MAX_URLS_PER_SITEMAP
+from sitemap_core.memory.cache import MemoryCache
 
 #: A request of one kind to one front: ``send(sink)`` (chunks kept only if a list).
 Request = Callable[[list[bytes] | None], Fetch]

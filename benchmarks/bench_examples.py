@@ -237,13 +237,17 @@ def _first_difference(left: bytes, right: bytes) -> str:
 #: (the core is being tuned: a label whose functions are gone is left out).
 PROFILED: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("the example's build callback (post_row)", "examples/flask_blog/app.py", ("post_row",)),
-    ("  Entry construction (images included)", "sitemap_core/entries.py", ("__init__",)),
-    ("    extension fields (images) checked", "sitemap_core/extensions.py", ("build",)),
-    ("      Image construction", "sitemap_core/media.py", ("__init__",)),
-    ("    lastmod text", "sitemap_core/values.py", ("normalise_lastmod", "_lastmod_text")),
+    ("  Entry construction (images included)", "sitemap_core/model/entries.py", ("__init__",)),
+    ("    extension fields (images) checked", "sitemap_core/model/extensions.py", ("build",)),
+    ("      Image construction", "sitemap_core/model/images.py", ("__init__",)),
+    ("    lastmod text", "sitemap_core/model/values.py", ("normalise_lastmod", "_lastmod_text")),
     ("  URL building (url_builder)", "flask_sitemapper/urls.py", ("__call__",)),
     ("  URL building (url_for)", "flask/helpers.py", ("url_for",)),
-    ("SQLiteSource page generator (query + callback)", "sitemap_core/sql.py", ("_rows",)),
+    (
+        "SQLiteSource page generator (query + callback)",
+        "sitemap_core/sources/sql/sqlite.py",
+        ("_rows",),
+    ),
 )
 
 

@@ -87,13 +87,13 @@ from sitemap_core import (
     normalise_url,
     respond,
 )
-from sitemap_core.aio import AsyncUrlSource
-from sitemap_core.cache import PageCache
 from sitemap_core.limits import MAX_URLS_PER_SITEMAP
-from sitemap_core.namespaces import IMAGE_NS
-from sitemap_core.render import encode_all
-from sitemap_core.rows import RowBatch
-from sitemap_core.site import BATCH_SIZE
+from sitemap_core.memory.cache import PageCache
+from sitemap_core.model.namespaces import IMAGE_NS
+from sitemap_core.model.rows import RowBatch
+from sitemap_core.serve.aio import AsyncUrlSource
+from sitemap_core.serve.site import BATCH_SIZE
+from sitemap_core.write.encoders import encode_all
 
 BASE_URL = "https://example.com"
 PAGE_PATH = "/sitemap-posts-1.xml"
@@ -604,13 +604,17 @@ def stages(raw: list[Raw]) -> dict[str, Callable[[], object]]:
 
 #: Profile categories: (label, file suffix, function name), measured by cumulative time.
 _CUMULATIVE = (
-    ("Entry construction (all of Entry.__init__)", "sitemap_core/entries.py", "__init__"),
-    ("  normalise_url", "sitemap_core/values.py", "normalise_url"),
-    ("  normalise_lastmod", "sitemap_core/values.py", "normalise_lastmod"),
-    ("  changefreq", "sitemap_core/values.py", "_normalise_changefreq"),
-    ("  priority", "sitemap_core/values.py", "_normalise_priority"),
-    ("render + encode (DocumentEncoder.feed)", "sitemap_core/render.py", "feed"),
-    ("  rows validated and written (_row_elements)", "sitemap_core/render.py", "_row_elements"),
+    ("Entry construction (all of Entry.__init__)", "sitemap_core/model/entries.py", "__init__"),
+    ("  normalise_url", "sitemap_core/model/values.py", "normalise_url"),
+    ("  normalise_lastmod", "sitemap_core/model/values.py", "normalise_lastmod"),
+    ("  changefreq", "sitemap_core/model/values.py", "_normalise_changefreq"),
+    ("  priority", "sitemap_core/model/values.py", "_normalise_priority"),
+    ("render + encode (DocumentEncoder.feed)", "sitemap_core/write/encoders.py", "feed"),
+    (
+        "  rows validated and written (_row_elements)",
+        "sitemap_core/write/encoders.py",
+        "_row_elements",
+    ),
     ("url_for", "flask/helpers.py", "url_for"),
 )
 #: Self time of every function whose file path contains one of these fragments.

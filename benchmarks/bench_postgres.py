@@ -4,10 +4,10 @@ Starts a throwaway PostgreSQL (``tests/postgres.py``: ``initdb`` / ``pg_ctl`` in
 temporary folder, removed afterwards), creates ``posts (id BIGINT PRIMARY KEY, slug
 TEXT, updated_at TIMESTAMPTZ)`` with ``--rows`` rows by ``INSERT ... SELECT
 generate_series`` (the primary key added after the load), installs the change log
-as ``docs/sqlalchemy.md`` says (:func:`~sitemap_core.sqla.install_change_log`, after
+as ``docs/sqlalchemy.md`` says (:func:`~sitemap_core.sources.sql.sqla.install_change_log`, after
 the bulk load) and runs ``VACUUM ANALYZE``. The rows are then served through
 :func:`sitemap_core.respond` (what a request costs in-process, any front) by a
-:class:`Site` of one :class:`~sitemap_core.sqla.SQLAlchemySource` (psycopg 3, a loc
+:class:`Site` of one :class:`~sitemap_core.sources.sql.sqla.SQLAlchemySource` (psycopg 3, a loc
 template), 50,000 URLs a page (so 200 children at ten million rows), page cache off,
 identity coding, every body drained. Measured in one process, each repeat running
 every contender once in turn after a warm-up, reported as medians:
@@ -75,7 +75,7 @@ from sqlalchemy import (  # noqa: E402
 
 from sitemap_core import BaseURL, Site, UrlSource, respond  # noqa: E402
 from sitemap_core.limits import MAX_URLS_PER_SITEMAP  # noqa: E402
-from sitemap_core.sqla import SQLAlchemySource, install_change_log  # noqa: E402
+from sitemap_core.sources.sql.sqla import SQLAlchemySource, install_change_log  # noqa: E402
 
 BASE = "https://example.com"
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"

@@ -21,10 +21,10 @@ from werkzeug.test import EnvironBuilder, run_wsgi_app
 from sitemap_core import BaseURL, ConfigurationError
 from sitemap_core.build import Fetch, Fetched
 from sitemap_core.cli import CommandError, Served, build_command, indexnow, middleware_base
-from sitemap_core.feed import Recent
-from sitemap_core.hosts import BasePolicy
 from sitemap_core.indexnow import DEFAULT_ENDPOINT, MAX_URLS_PER_SUBMISSION
-from sitemap_core.sources import recent_changes
+from sitemap_core.model.hosts import BasePolicy
+from sitemap_core.model.recent import Recent
+from sitemap_core.sources.base import recent_changes
 
 if TYPE_CHECKING:
     from .wsgi import SitemapMiddleware

@@ -31,12 +31,12 @@ from flask import request
 from werkzeug.routing import MapAdapter
 
 from sitemap_core import ConfigurationError, Entry, InvalidEntryError, Site, UrlSource
-from sitemap_core.http import ALLOWED_METHODS, XML, Reply, method_not_allowed, not_found
-from sitemap_core.params import ParamItem, entry_defaults
-from sitemap_core.render import IndexEncoder
-from sitemap_core.rows import not_under
-from sitemap_core.serve import Ready, Spool, finish_spooled
-from sitemap_core.site import Plan
+from sitemap_core.model.rows import not_under
+from sitemap_core.serve.flow import Ready, Spool, finish_spooled
+from sitemap_core.serve.http import ALLOWED_METHODS, XML, Reply, method_not_allowed, not_found
+from sitemap_core.serve.site import Plan
+from sitemap_core.sources.params import ParamItem, entry_defaults
+from sitemap_core.write.encoders import IndexEncoder
 
 __all__ = [
     "PAGE_ARGUMENT",

@@ -51,7 +51,7 @@ Configuration (``app.config``), with defaults:
     More absolute sitemap URLs for robots.txt to list after ours (another host's
     sitemap this host vouches for, a static file).
 
-These keys are the settings of :mod:`sitemap_core.settings`, one to one with the
+These keys are the settings of :mod:`sitemap_core.serve.settings`, one to one with the
 middlewares' keyword arguments (``SITEMAP_GZIP`` is ``gzip=``; ``SITEMAP_ROBOTS_TXT`` is
 ``robots=``), with the same checks. All are checked by ``init_app``: a bad value raises
 :class:`~sitemap_core.ConfigurationError` naming the key. Booleans are ``True`` /
@@ -93,15 +93,12 @@ from werkzeug.exceptions import MethodNotAllowed
 from werkzeug.routing import BaseConverter, MapAdapter
 
 from sitemap_core import BaseURL, ConfigurationError, Entry, Site, UntrustedHostError, UrlSource
-from sitemap_core.cache import PageCache, default_cache
-from sitemap_core.compress import accepts_gzip
-from sitemap_core.entries import ChangeFreq, LastmodInput
-from sitemap_core.feed import FEED_PATH
-from sitemap_core.hosts import LOOPBACK_HOSTS, check_allowed_hosts, check_host
-from sitemap_core.http import ALLOWED_METHODS, Reply, method_not_allowed, not_found, plain_text
 from sitemap_core.indexnow import key_file_path
-from sitemap_core.params import Languages
-from sitemap_core.serve import (
+from sitemap_core.memory.cache import PageCache, default_cache
+from sitemap_core.model.entries import ChangeFreq, LastmodInput
+from sitemap_core.model.hosts import LOOPBACK_HOSTS, check_allowed_hosts, check_host
+from sitemap_core.serve.compress import accepts_gzip
+from sitemap_core.serve.flow import (
     answer_robots,
     count_index_parts,
     environ_headers,
@@ -109,8 +106,17 @@ from sitemap_core.serve import (
     request_headers,
     respond,
 )
-from sitemap_core.settings import FLASK_PREFIX, OPTIONS, Settings
-from sitemap_core.sources import check_name
+from sitemap_core.serve.http import (
+    ALLOWED_METHODS,
+    Reply,
+    method_not_allowed,
+    not_found,
+    plain_text,
+)
+from sitemap_core.serve.settings import FLASK_PREFIX, OPTIONS, Settings
+from sitemap_core.sources.base import check_name
+from sitemap_core.sources.params import Languages
+from sitemap_core.write.feed import FEED_PATH
 
 from .commands import sitemap_commands
 from .compat import (
@@ -459,9 +465,9 @@ class Sitemapper:
         object doing ``LIMIT/OFFSET``) serves page N with one slice. ``fingerprint``
         and ``newest`` (or methods of those names on the source) make validators, 304s
         and caching cheap; ``page_size`` and ``max_entry_bytes`` bound this source's
-        pages (see :class:`~sitemap_core.sources.Limits`). ``news=True`` makes it a news
+        pages (see :class:`~sitemap_core.sources.base.Limits`). ``news=True`` makes it a news
         section: 1,000 entries a page, each with ``news=`` and of the last two days
-        (see :mod:`sitemap_core.newsroom`; select with ``news_cutoff()``).
+        (see :mod:`sitemap_core.sources.newsroom`; select with ``news_cutoff()``).
         """
         self._check_open()
         if self.master:

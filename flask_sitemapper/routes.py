@@ -24,8 +24,11 @@ from weakref import WeakKeyDictionary
 from flask import Flask
 
 from sitemap_core import ConfigurationError, Entry, InvalidEntryError
-from sitemap_core.entries import ChangeFreq, LastmodInput
-from sitemap_core.params import (
+from sitemap_core.model.entries import ChangeFreq, LastmodInput
+from sitemap_core.model.rows import Row
+from sitemap_core.model.values import lastmod_instant
+from sitemap_core.sources.base import coerce_batch, walk_count
+from sitemap_core.sources.params import (
     Languages,
     ParamItem,
     Params,
@@ -36,9 +39,6 @@ from sitemap_core.params import (
     params_fingerprint,
     wraps,
 )
-from sitemap_core.rows import Row
-from sitemap_core.sources import coerce_batch, walk_count
-from sitemap_core.validators import lastmod_instant
 
 from .urls import UrlBuilder
 
@@ -196,7 +196,7 @@ class RouteSpec:
         """As :meth:`entries`, but an item with no fields beyond ``lastmod``,
         ``changefreq`` and ``priority`` is the tuple row of its entry, which the
         ``<urlset>`` writer validates and writes without building the entry (what a
-        sitemap page asks for; see :func:`~sitemap_core.params.iter_param_entries`)."""
+        sitemap page asks for; see :func:`~sitemap_core.sources.params.iter_param_entries`)."""
         for endpoint, build_url in self._url_builds(app):
             yield from iter_param_entries(
                 self.param_items(), endpoint, self.defaults, self.languages, build_url, rows=True
@@ -205,7 +205,7 @@ class RouteSpec:
     def params_digest(self) -> str | None:
         """A digest of this spec's params' values (one call of ``params``), or None when
         they cannot be digested cheaply (see
-        :func:`~sitemap_core.params.params_fingerprint`); then never tried again."""
+        :func:`~sitemap_core.sources.params.params_fingerprint`); then never tried again."""
         if self._unfingerprinted:
             return None
         digest = params_fingerprint(self.param_items())

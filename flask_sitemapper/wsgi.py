@@ -19,16 +19,16 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Unpack
 
 from sitemap_core import BaseURL, UrlSource
-from sitemap_core.cache import default_cache
-from sitemap_core.http import Reply, plain_text
-from sitemap_core.serve import (
+from sitemap_core.memory.cache import default_cache
+from sitemap_core.serve.flow import (
     answer_robots,
     classify,
     count_index_parts,
     environ_headers,
     respond,
 )
-from sitemap_core.settings import Settings, SettingsArguments
+from sitemap_core.serve.http import Reply, plain_text
+from sitemap_core.serve.settings import Settings, SettingsArguments
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -46,7 +46,7 @@ class SitemapMiddleware:
     ``sources`` maps source names to sources (callables returning iterables, or sized
     sliceable objects), or is a list of :class:`~sitemap_core.UrlSource` for sources
     with a ``count=``. The settings are keyword arguments, the same on every front
-    (see :mod:`sitemap_core.settings`): ``base_url`` fixes the origin of the site's
+    (see :mod:`sitemap_core.serve.settings`): ``base_url`` fixes the origin of the site's
     URLs; without it the request's host is used when it is in ``allowed_hosts``
     (default: loopback only), and other hosts get 400; ``robots=False`` leaves
     robots.txt alone; ``page_size``, ``robots_rules``, ``same_host_only``,

@@ -8,23 +8,28 @@ is imported here; the fronts (``flask_sitemapper``, ``asgi_sitemap``) translate
 requests to and from it.
 """
 
-from .alternates import Alternate, hreflang_cluster
-from .cache import MemoryCache, PageCache, RedisCache
-from .entries import ChangeFreq, Entry, normalise_lastmod, normalise_url
-from .errors import ConfigurationError, InvalidEntryError, SitemapError, SitemapTooLargeError
-from .hosts import LOOPBACK_HOSTS, BaseURL, UntrustedHostError, host_is_allowed
-from .http import Reply
-from .indexnow import IndexNowStateError, InvalidKeyError, OffHostURLError
-from .media import Image
-from .news import News
-from .newsroom import news_cutoff
-from .render import IndexEncoder, TextEncoder, UrlsetEncoder, escape
-from .robots import DEFAULT_RULES, merge_sitemap_lines, robots_txt
-from .serve import iter_body, respond
-from .settings import Settings
-from .site import Plan, Site, Target
-from .sources import Limits, Sliceable, UrlSource
-from .videos import Video
+from sitemap_core.errors import (
+    ConfigurationError,
+    InvalidEntryError,
+    SitemapError,
+    SitemapTooLargeError,
+)
+from sitemap_core.indexnow import IndexNowStateError, InvalidKeyError, OffHostURLError
+from sitemap_core.memory.cache import MemoryCache, PageCache, RedisCache
+from sitemap_core.model.alternates import Alternate, hreflang_cluster
+from sitemap_core.model.entries import ChangeFreq, Entry, normalise_lastmod, normalise_url
+from sitemap_core.model.hosts import LOOPBACK_HOSTS, BaseURL, UntrustedHostError, host_is_allowed
+from sitemap_core.model.images import Image
+from sitemap_core.model.news import News
+from sitemap_core.model.videos import Video
+from sitemap_core.serve.flow import iter_body, respond
+from sitemap_core.serve.http import Reply
+from sitemap_core.serve.settings import Settings
+from sitemap_core.serve.site import Plan, Site, Target
+from sitemap_core.sources.base import Limits, Sliceable, UrlSource
+from sitemap_core.sources.newsroom import news_cutoff
+from sitemap_core.write.encoders import IndexEncoder, TextEncoder, UrlsetEncoder, escape
+from sitemap_core.write.robots import DEFAULT_RULES, merge_sitemap_lines, robots_txt
 
 __all__ = [
     "DEFAULT_RULES",

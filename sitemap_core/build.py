@@ -19,7 +19,7 @@ key; robots.txt last (it names the index parts).
   (hard-linked) instead of rendered again. A document rendered to the same bytes as
   before keeps the previous file too, so only changed files are new. How many pages
   a change renders again depends on the source's page fingerprints:
-  :class:`~sitemap_core.sql.SQLiteSource` with ``change_log=`` gives each page its
+  :class:`~sitemap_core.sources.sql.sqlite.SQLiteSource` with ``change_log=`` gives each page its
   own (only the changed pages are rendered); a whole-table fingerprint renders every
   page of its source and writes those whose bytes changed.
 * **Parallel.** With ``jobs`` above 1 the pages are fetched by that many processes,
@@ -46,13 +46,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
-from .compress import GzipStream
-from .errors import SitemapError
-from .feed import FEED_PATH
-from .indexnow import key_file_path
+from sitemap_core.errors import SitemapError
+from sitemap_core.indexnow import key_file_path
+from sitemap_core.serve.compress import GzipStream
+from sitemap_core.write.feed import FEED_PATH
 
 if TYPE_CHECKING:
-    from .cli import Served
+    from sitemap_core.cli import Served
 
 __all__ = [
     "MANIFEST",

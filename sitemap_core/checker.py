@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import IO, Any, Final, TextIO
 from urllib.parse import unquote, urlsplit
 
-from .checker_rules import (
+from sitemap_core.checker_rules import (
     RULES,
     DocumentReader,
     DocumentResult,
@@ -56,8 +56,8 @@ from .checker_rules import (
     folder_of,
     origin_of,
 )
-from .limits import MAX_ROBOTS_BYTES
-from .namespaces import IMAGE_NS, NEWS_NS, SITEMAP_NS, VIDEO_NS, XHTML_NS
+from sitemap_core.limits import MAX_ROBOTS_BYTES
+from sitemap_core.model.namespaces import IMAGE_NS, NEWS_NS, SITEMAP_NS, VIDEO_NS, XHTML_NS
 
 __all__ = ["StartError", "add_check_command", "check", "run_check"]
 

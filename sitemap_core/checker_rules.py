@@ -21,8 +21,13 @@ from typing import Final, Literal
 from urllib.parse import urlsplit
 from xml.parsers import expat
 
-from .limits import MAX_SITEMAP_BYTES, MAX_SITEMAPS_PER_INDEX, MAX_URL_LENGTH, MAX_URLS_PER_SITEMAP
-from .namespaces import SITEMAP_NS, XHTML_NS
+from sitemap_core.limits import (
+    MAX_SITEMAP_BYTES,
+    MAX_SITEMAPS_PER_INDEX,
+    MAX_URL_LENGTH,
+    MAX_URLS_PER_SITEMAP,
+)
+from sitemap_core.model.namespaces import SITEMAP_NS, XHTML_NS
 
 __all__ = [
     "RULES",

@@ -25,10 +25,8 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import urlsplit
 
-from .errors import ConfigurationError, SitemapError
-from .feed import Recent
-from .hosts import BaseURL
-from .indexnow import (
+from sitemap_core.errors import ConfigurationError, SitemapError
+from sitemap_core.indexnow import (
     DEFAULT_ENDPOINT,
     MAX_URLS_PER_SUBMISSION,
     SubmissionState,
@@ -39,6 +37,8 @@ from .indexnow import (
     select_changed,
     submit_changed,
 )
+from sitemap_core.model.hosts import BaseURL
+from sitemap_core.model.recent import Recent
 
 #: How far each run's window reaches back into the last one's (see :func:`indexnow`).
 OVERLAP = timedelta(minutes=5)
@@ -46,8 +46,8 @@ OVERLAP = timedelta(minutes=5)
 DATE_GRACE = timedelta(days=1, hours=12)
 
 if TYPE_CHECKING:
-    from .build import Fetch
-    from .site import Site
+    from sitemap_core.build import Fetch
+    from sitemap_core.serve.site import Site
 
 __all__ = ["Served", "build_command", "find_served", "indexnow", "load_app", "main"]
 
@@ -292,7 +292,7 @@ def build_command(
     """``sitemap build``: build ``served`` into ``out_dir`` with progress on ``out``;
     the exit status (1 when the build failed, 130 when interrupted: either way the
     previous output is left as it was)."""
-    from .build import BuildError, build, choose_progress
+    from sitemap_core.build import BuildError, build, choose_progress
 
     out = out or sys.stdout
     try:

@@ -39,8 +39,8 @@ from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from .errors import ConfigurationError, InvalidEntryError, SitemapError, shorten
-from .values import LastmodInput, normalise_lastmod, normalise_url
+from sitemap_core.errors import ConfigurationError, InvalidEntryError, SitemapError, shorten
+from sitemap_core.model.values import LastmodInput, normalise_lastmod, normalise_url
 
 __all__ = [
     "DEFAULT_ENDPOINT",

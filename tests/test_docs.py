@@ -462,7 +462,7 @@ def test_every_fence_names_a_known_language_and_every_marker_is_used(path: Path)
 
 
 def test_the_settings_table_lists_every_option_with_its_key_keyword_and_default() -> None:
-    from sitemap_core.settings import OPTIONS
+    from sitemap_core.serve.settings import OPTIONS
 
     text = (DOCUMENTS[0].parent / "docs" / "settings.md").read_text(encoding="utf-8")
     rows = [

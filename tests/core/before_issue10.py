@@ -376,16 +376,23 @@ def load_core() -> SimpleNamespace:
     """The names the outcomes use, from whichever ``sitemap_core`` is importable."""
     modules = {
         name: importlib.import_module(f"sitemap_core.{name}")
-        for name in ("entries", "errors", "media", "render", "sources", "values")
+        for name in (
+            "model.entries",
+            "errors",
+            "model.images",
+            "write.encoders",
+            "sources.base",
+            "model.values",
+        )
     }
     return SimpleNamespace(
-        Entry=modules["entries"].Entry,
-        Image=modules["media"].Image,
+        Entry=modules["model.entries"].Entry,
+        Image=modules["model.images"].Image,
         InvalidEntryError=modules["errors"].InvalidEntryError,
-        UrlsetEncoder=modules["render"].UrlsetEncoder,
-        coerce_batch=modules["sources"].coerce_batch,
-        normalise_lastmod=modules["values"].normalise_lastmod,
-        normalise_url=modules["values"].normalise_url,
+        UrlsetEncoder=modules["write.encoders"].UrlsetEncoder,
+        coerce_batch=modules["sources.base"].coerce_batch,
+        normalise_lastmod=modules["model.values"].normalise_lastmod,
+        normalise_url=modules["model.values"].normalise_url,
     )
 
 

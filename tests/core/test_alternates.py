@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from lxml import etree
 from xsd import validate
 
-from sitemap_core.alternates import (
+from sitemap_core.errors import InvalidEntryError
+from sitemap_core.model.alternates import (
     ISO_639_1,
     ISO_3166_1,
     X_DEFAULT,
@@ -22,8 +23,7 @@ from sitemap_core.alternates import (
     hreflang_cluster,
     normalise_hreflang,
 )
-from sitemap_core.errors import InvalidEntryError
-from sitemap_core.namespaces import XHTML_NS
+from sitemap_core.model.namespaces import XHTML_NS
 
 LOC = "https://example.com/"
 

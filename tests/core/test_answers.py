@@ -1,4 +1,4 @@
-"""Remembered answers (sitemap_core.answers): a 304, a HEAD or a cached 200 of a
+"""Remembered answers (sitemap_core.serve.answers): a 304, a HEAD or a cached 200 of a
 document whose sources are all fingerprinted is answered from what the last request
 worked out, while the fingerprints hold, and is exactly what working it out gives."""
 
@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sitemap_core import MemoryCache, Site, UrlSource
-from sitemap_core.answers import Answers
-from sitemap_core.known import WHOLE
-from sitemap_core.validators import http_date
+from sitemap_core.serve.answers import Answers
+from sitemap_core.serve.validators import http_date
+from sitemap_core.sources.base import WHOLE
 
 from .test_validators import GZIP, IDENTITY, FactRows, Got, etag_of, fetch, site_of
 
@@ -124,7 +124,7 @@ def test_a_future_lastmod_is_clamped_on_every_request(monkeypatch: pytest.Monkey
         def now(cls, tz: Any = None) -> Any:
             return later
 
-    monkeypatch.setattr("sitemap_core.serve.datetime", Clock)
+    monkeypatch.setattr("sitemap_core.serve.flow.datetime", Clock)
     again = fetch(site, "/sitemap-a-1.xml", "HEAD")
     assert again.header("Last-Modified") == http_date(later)
 

@@ -18,9 +18,9 @@ import redis
 from redis_server import redis_server
 
 from sitemap_core import ConfigurationError, MemoryCache, PageCache, RedisCache, Site, respond
-from sitemap_core.aio import AsyncUrlSource, respond_async
-from sitemap_core.cache import default_cache
-from sitemap_core.entries import Entry
+from sitemap_core.memory.cache import default_cache
+from sitemap_core.model.entries import Entry
+from sitemap_core.serve.aio import AsyncUrlSource, respond_async
 
 from .helpers import BASE, locs, url
 from .test_validators import GZIP, IDENTITY, FactRows, Rows, fetch, site_of
@@ -404,7 +404,7 @@ def test_documents_of_sources_without_fingerprint_are_never_cached() -> None:
     assert cache.size == 0
     assert third.body == first.body and third.header("ETag") == first.header("ETag")
     # The first render is spooled (its length known); later ones stream on the
-    # validators it found (sitemap_core.recall), still one render per request.
+    # validators it found (sitemap_core.memory.recall), still one render per request.
     assert first.header("Content-Length") == str(len(first.body))
     assert again.header("Content-Length") is None
     assert third.header("Content-Length") is None

@@ -28,8 +28,8 @@ import redis
 from redis_server import RedisServer, redis_server
 
 from sitemap_core import MemoryCache, RedisCache
-from sitemap_core.breaker import Breaker, describe
-from sitemap_core.cache import REDIS_RETRY_AFTER, REDIS_TIMEOUT, cache_get, cache_set
+from sitemap_core.memory.breaker import Breaker, describe
+from sitemap_core.memory.cache import REDIS_RETRY_AFTER, REDIS_TIMEOUT, cache_get, cache_set
 
 from .helpers import locs, url
 from .test_validators import FactRows, fetch, site_of
@@ -455,7 +455,7 @@ def test_a_frozen_redis_behind_a_front_answers_within_the_documented_second(
 def test_a_timeout_in_the_url_cannot_lift_the_bound() -> None:
     # From review: redis-py lets URL options win over keyword arguments, so
     # ?socket_timeout=5 made a frozen Redis hold a request for 5 s, not 1.
-    from sitemap_core.cache import _connection_kwargs, _redis_client
+    from sitemap_core.memory.cache import _connection_kwargs, _redis_client
 
     for given in (
         "redis://127.0.0.1:1/0?socket_timeout=5",

@@ -11,7 +11,7 @@ import pytest
 from xsd import validate
 
 from sitemap_core import respond
-from sitemap_core.compress import GzipStream, accepts_gzip, agzip_chunks, gzip_chunks
+from sitemap_core.serve.compress import GzipStream, accepts_gzip, agzip_chunks, gzip_chunks
 
 from .helpers import BASE, locs, url
 from .test_validators import GZIP, IDENTITY, FactRows, Rows, fetch, site_of

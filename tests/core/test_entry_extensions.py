@@ -29,7 +29,8 @@ from sitemap_core import (
     Video,
     hreflang_cluster,
 )
-from sitemap_core.extensions import (
+from sitemap_core.limits import MAX_IMAGES_PER_URL
+from sitemap_core.model.extensions import (
     ALL_NAMESPACES,
     IMAGE_BIT,
     NEWS_BIT,
@@ -37,9 +38,8 @@ from sitemap_core.extensions import (
     XHTML_BIT,
     Extensions,
 )
-from sitemap_core.limits import MAX_IMAGES_PER_URL
-from sitemap_core.render import encode_all
-from sitemap_core.videos import ContentSegment, Platform, Price, Restriction, TvShow, VideoId
+from sitemap_core.model.videos import ContentSegment, Platform, Price, Restriction, TvShow, VideoId
+from sitemap_core.write.encoders import encode_all
 
 from .helpers import ORIGIN, SM, get, locs, make_site, parse, url
 

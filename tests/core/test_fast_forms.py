@@ -29,10 +29,9 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from sitemap_core import ChangeFreq, Entry, Image, InvalidEntryError, UrlsetEncoder, values
-from sitemap_core.render import format_priority
-from sitemap_core.sources import coerce_batch
-from sitemap_core.values import (
+from sitemap_core import ChangeFreq, Entry, Image, InvalidEntryError, UrlsetEncoder
+from sitemap_core.model import values
+from sitemap_core.model.values import (
     _COMMON_URL,
     _PLAIN_URL,
     _format_datetime,
@@ -42,7 +41,9 @@ from sitemap_core.values import (
     normalise_lastmod,
     normalise_url,
 )
-from sitemap_core.xmltext import escape
+from sitemap_core.model.xmltext import escape
+from sitemap_core.sources.base import coerce_batch
+from sitemap_core.write.encoders import format_priority
 
 from . import before_issue10 as corpus
 

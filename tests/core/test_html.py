@@ -18,11 +18,11 @@ import pytest
 
 from sitemap_core import Entry
 from sitemap_core.errors import SitemapTooLargeError
-from sitemap_core.html import CONTENT_SECURITY_POLICY, HtmlEncoder, HtmlIndexEncoder, HtmlView
 from sitemap_core.limits import CHUNK_BYTES
-from sitemap_core.media import Image
-from sitemap_core.news import News
-from sitemap_core.videos import Video
+from sitemap_core.model.images import Image
+from sitemap_core.model.news import News
+from sitemap_core.model.videos import Video
+from sitemap_core.write.html import CONTENT_SECURITY_POLICY, HtmlEncoder, HtmlIndexEncoder, HtmlView
 
 from .helpers import ORIGIN, url
 

@@ -25,8 +25,8 @@ from sitemap_core import (
     UrlSource,
     respond,
 )
-from sitemap_core.render import UrlsetEncoder
-from sitemap_core.rows import RowBatch
+from sitemap_core.model.rows import RowBatch
+from sitemap_core.write.encoders import UrlsetEncoder
 
 from .helpers import BASE
 
@@ -131,7 +131,7 @@ def test_a_row_of_no_field_or_six_is_refused(row: tuple[Any, ...]) -> None:
 def test_sqlite_source_hands_build_plain_tuples_when_asked(tmp_path: Any) -> None:
     import sqlite3
 
-    from sitemap_core.sql import SQLiteSource
+    from sitemap_core.sources.sql.sqlite import SQLiteSource
 
     path = tmp_path / "t.db"
     with sqlite3.connect(path) as db:

@@ -26,13 +26,13 @@ from sitemap_core import (
     Target,
     UrlSource,
 )
-from sitemap_core.aio import AsyncUrlSource
-from sitemap_core.hosts import MAX_BASE_URL_LENGTH
 from sitemap_core.limits import MAX_SITEMAP_BYTES, MAX_SITEMAPS_PER_INDEX, MAX_URL_LENGTH
-from sitemap_core.render import IndexEncoder
-from sitemap_core.robots import sitemap_urls
-from sitemap_core.site import index_part_path
-from sitemap_core.sources import Limits, check_name
+from sitemap_core.model.hosts import MAX_BASE_URL_LENGTH
+from sitemap_core.serve.aio import AsyncUrlSource
+from sitemap_core.serve.site import index_part_path
+from sitemap_core.sources.base import Limits, check_name
+from sitemap_core.write.encoders import IndexEncoder
+from sitemap_core.write.robots import sitemap_urls
 
 from .helpers import BASE, ORIGIN, get, locs, parse, url
 

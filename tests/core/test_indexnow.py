@@ -46,7 +46,7 @@ from sitemap_core.indexnow import (
     submit,
     submit_changed,
 )
-from sitemap_core.values import LastmodInput
+from sitemap_core.model.values import LastmodInput
 
 HOST = "www.example.com"
 KEY = "0123456789abcdef0123456789abcdef"

@@ -2,14 +2,15 @@
 
 A fingerprinted section is asked its whole-source fingerprint; while it is the one
 remembered, its count and its child pages' lastmods (and a page's range facts) come from
-memory (sitemap_core.known). Any change of the fingerprint asks everything again.
+memory (sitemap_core.memory.known). Any change of the fingerprint asks everything again.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from sitemap_core.known import WHOLE, Known
+from sitemap_core.memory.known import Known
+from sitemap_core.sources.base import WHOLE
 
 from .test_validators import GZIP, IDENTITY, FactRows, etag_of, fetch, site_of
 

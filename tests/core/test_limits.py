@@ -13,9 +13,9 @@ import pytest
 
 from sitemap_core import BaseURL, InvalidEntryError, Site, SitemapTooLargeError, UrlSource
 from sitemap_core.limits import MAX_SITEMAP_BYTES, MAX_URLS_PER_SITEMAP
-from sitemap_core.serve import respond
-from sitemap_core.site import DOCUMENT_OVERHEAD
-from sitemap_core.sources import Limits
+from sitemap_core.serve.flow import respond
+from sitemap_core.serve.site import DOCUMENT_OVERHEAD
+from sitemap_core.sources.base import Limits
 
 BASE = BaseURL.parse("https://example.com")
 

@@ -19,9 +19,9 @@ from lxml import etree
 from xsd import validate
 
 from sitemap_core.errors import InvalidEntryError
-from sitemap_core.media import Image
-from sitemap_core.namespaces import IMAGE_NS, SITEMAP_NS, VIDEO_NS
-from sitemap_core.videos import (
+from sitemap_core.model.images import Image
+from sitemap_core.model.namespaces import IMAGE_NS, SITEMAP_NS, VIDEO_NS
+from sitemap_core.model.videos import (
     COUNTRY_CODES,
     MAX_VIDEO_DURATION,
     MAX_VIDEO_TAGS,

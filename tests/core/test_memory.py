@@ -14,8 +14,8 @@ import pytest
 from xsd import validate
 
 from sitemap_core import Entry, UrlSource, respond
-from sitemap_core.serve import SPOOL_MEMORY
-from sitemap_core.site import Site
+from sitemap_core.serve.flow import SPOOL_MEMORY
+from sitemap_core.serve.site import Site
 
 from .helpers import BASE, locs
 

@@ -14,8 +14,8 @@ from lxml import etree
 from xsd import validate
 
 from sitemap_core.errors import InvalidEntryError
-from sitemap_core.namespaces import NEWS_NS
-from sitemap_core.news import GENRES, MAX_STOCK_TICKERS, News
+from sitemap_core.model.namespaces import NEWS_NS
+from sitemap_core.model.news import GENRES, MAX_STOCK_TICKERS, News
 
 N = f"{{{NEWS_NS}}}"
 REQUIRED: dict[str, Any] = {

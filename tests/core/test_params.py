@@ -13,16 +13,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import sitemap_core.sources.params as params_module
 from sitemap_core import Entry, InvalidEntryError
-from sitemap_core import params as params_module
-from sitemap_core.params import (
+from sitemap_core.model.rows import entry_from_row
+from sitemap_core.sources.params import (
     Languages,
     iter_param_entries,
     param_entries,
     params_fingerprint,
     split_param_item,
 )
-from sitemap_core.rows import entry_from_row
 
 
 def build_url(values: Mapping[str, Any]) -> str:

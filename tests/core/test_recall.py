@@ -1,4 +1,4 @@
-"""Remembered validators (sitemap_core.recall): a plain generator streams, and never lies.
+"""Remembered validators (sitemap_core.memory.recall): a plain generator streams, and never lies.
 
 A source with neither ``count=`` nor a fingerprint is walked to learn what its document
 is. The first request renders it whole (spooled); later GETs stream at once on what that
@@ -18,8 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sitemap_core import Entry, Site, UrlSource, respond
-from sitemap_core.recall import Recall, Recalled, StaleValidatorsError
-from sitemap_core.site import BATCH_SIZE
+from sitemap_core.memory.recall import Recall, Recalled, StaleValidatorsError
+from sitemap_core.serve.site import BATCH_SIZE
 
 from .helpers import BASE, locs, url
 
@@ -319,7 +319,7 @@ def test_a_source_that_counted_nothing_is_never_remembered_away() -> None:
 
 
 def test_remembered_etags_keep_no_index_sized_keys() -> None:
-    from sitemap_core import validators
+    from sitemap_core.serve import validators
 
     validators._ETAGS.clear()
     children = [(f"https://example.com/sitemap-s-{i}.xml", "2024-01-01") for i in range(5_000)]

@@ -6,8 +6,8 @@ import logging
 
 import pytest
 
+import sitemap_core.write.robots as robots_module
 from sitemap_core import DEFAULT_RULES, merge_sitemap_lines, robots_txt
-from sitemap_core import robots as robots_module
 from sitemap_core.limits import MAX_ROBOTS_BYTES
 
 from .helpers import BASE, get, make_site, url

@@ -17,13 +17,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sitemap_core import Entry, InvalidEntryError, Site, UrlSource, respond
-from sitemap_core.aio import AsyncUrlSource, respond_async
-from sitemap_core.cache import MemoryCache
-from sitemap_core.render import TextEncoder, UrlsetEncoder
-from sitemap_core.rows import PATH_CHARS, RowBatch, loc_matcher
-from sitemap_core.site import Plan
-from sitemap_core.sources import coerce_batch
-from sitemap_core.values import _COMMON_URL
+from sitemap_core.memory.cache import MemoryCache
+from sitemap_core.model.rows import PATH_CHARS, RowBatch, loc_matcher
+from sitemap_core.model.values import _COMMON_URL
+from sitemap_core.serve.aio import AsyncUrlSource, respond_async
+from sitemap_core.serve.site import Plan
+from sitemap_core.sources.base import coerce_batch
+from sitemap_core.write.encoders import TextEncoder, UrlsetEncoder
 from tests.core.helpers import BASE, get, locs, parse
 
 from .test_cache import InlineRunner

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from xsd import validate
 
 from sitemap_core import BaseURL, Entry, InvalidEntryError, News, Site, UrlSource, respond
-from sitemap_core.validators import lastmod_instant
+from sitemap_core.model.values import lastmod_instant
 
 BASE = BaseURL.parse("https://example.com")
 

@@ -1,4 +1,4 @@
-"""sitemap_core.settings: one table of settings, one check each (issues 11.4 and 12).
+"""sitemap_core.serve.settings: one table of settings, one check each (issues 11.4 and 12).
 
 Every check raises ConfigurationError naming the setting as the caller spelt it
 (``SITEMAP_GZIP`` from a Flask config, ``gzip`` as a keyword), the value and what is
@@ -15,17 +15,17 @@ from typing import Any
 import pytest
 
 from sitemap_core import ConfigurationError, MemoryCache, RedisCache, Settings, UrlSource
-from sitemap_core.hosts import LOOPBACK_HOSTS, BaseURL
 from sitemap_core.limits import MAX_SITEMAPS_PER_INDEX, MAX_URLS_PER_SITEMAP
-from sitemap_core.robots import DEFAULT_RULES
-from sitemap_core.settings import (
+from sitemap_core.model.hosts import LOOPBACK_HOSTS, BaseURL
+from sitemap_core.serve.settings import (
     FLASK_PREFIX,
     OPTIONS,
     SettingsArguments,
     check_bool,
     check_header_value,
 )
-from sitemap_core.site import DEFAULT_CACHE_CONTROL
+from sitemap_core.serve.site import DEFAULT_CACHE_CONTROL
+from sitemap_core.write.robots import DEFAULT_RULES
 
 BOOLEANS = [option.name for option in OPTIONS if option.default is True]
 

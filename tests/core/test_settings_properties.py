@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from xsd import validate
 
 from sitemap_core import BaseURL, ConfigurationError, Settings, UrlSource, respond
-from sitemap_core.cache import default_cache
-from sitemap_core.settings import OPTIONS
+from sitemap_core.memory.cache import default_cache
+from sitemap_core.serve.settings import OPTIONS
 
 VALUES = st.one_of(
     st.none(),

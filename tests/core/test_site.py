@@ -157,7 +157,7 @@ def test_head_has_the_get_headers_and_no_body(path: str) -> None:
     assert list(reply.body) == []  # type: ignore[arg-type]
     # The same GET has a body and the same headers. The HEAD rendered the document to
     # learn its ETag, so it knows the length; the GET streams on the validators that
-    # render found (sitemap_core.recall), so it sends none.
+    # render found (sitemap_core.memory.recall), so it sends none.
     got = get(site, path)
     assert got is not None and got.status == 200 and got.body
     for name in ("Content-Type", "ETag", "Cache-Control", "Vary"):

@@ -13,7 +13,11 @@ import pytest
 from xsd import validate
 
 from sitemap_core import ConfigurationError, Entry, Site, UrlSource, respond
-from sitemap_core.sql import SQLiteSource, install_change_log, install_version_triggers
+from sitemap_core.sources.sql.sqlite import (
+    SQLiteSource,
+    install_change_log,
+    install_version_triggers,
+)
 
 from .helpers import BASE, ORIGIN, get, locs
 

@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sitemap_core import ConfigurationError
-from sitemap_core.known import WHOLE
-from sitemap_core.sql import SQLiteSource, install_change_log
+from sitemap_core.sources.base import WHOLE
+from sitemap_core.sources.sql.sqlite import SQLiteSource, install_change_log
 
 from .test_sql import PAGE, Tracer, build, make_db, source, write
 

@@ -42,16 +42,17 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import create_async_engine
 from xsd import validate
 
-from sitemap_core import ConfigurationError, Entry, sqla
-from sitemap_core.known import WHOLE
-from sitemap_core.scope import enter_request, leave_request, request_notes
-from sitemap_core.sql import SQLiteSource
-from sitemap_core.sqla import (
+from sitemap_core import ConfigurationError, Entry
+from sitemap_core.sources.base import WHOLE
+from sitemap_core.sources.scope import enter_request, leave_request, request_notes
+from sitemap_core.sources.sql import sqla
+from sitemap_core.sources.sql.sqla import (
     AsyncSQLAlchemySource,
     SQLAlchemySource,
     install_change_log,
     install_version_triggers,
 )
+from sitemap_core.sources.sql.sqlite import SQLiteSource
 
 ORIGIN = "http://www.example.com"
 PAGE = 10

@@ -7,7 +7,7 @@ from sqlalchemy import create_engine
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from sitemap_core import ConfigurationError
-from sitemap_core.sqla_url import engine_url
+from sitemap_core.sources.sql.url import engine_url
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,7 @@
 """Validators: ETag and Last-Modified of every document, and conditional requests.
 
 What is shown here, through :func:`sitemap_core.respond` and the helpers of
-:mod:`sitemap_core.validators`:
+:mod:`sitemap_core.serve.validators`:
 
 * every document (urlset, text, index, robots.txt, ``.gz``) has a strong ETag;
 * Last-Modified is the newest lastmod the document lists: from ``newest(start, stop)``
@@ -33,10 +33,9 @@ from typing import Any
 import pytest
 from xsd import validate
 
+import sitemap_core.serve.validators as validators_module
 from sitemap_core import BaseURL, ConfigurationError, Entry, Site, UrlSource, respond
-from sitemap_core import validators as validators_module
-from sitemap_core.known import WHOLE
-from sitemap_core.validators import (
+from sitemap_core.serve.validators import (
     Validators,
     digest_etag,
     fingerprint_etag,
@@ -45,6 +44,7 @@ from sitemap_core.validators import (
     lastmod_instant,
     parse_http_date,
 )
+from sitemap_core.sources.base import WHOLE
 
 from .helpers import BASE, ORIGIN, SM, Got, locs, parse, url
 

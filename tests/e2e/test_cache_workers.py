@@ -181,7 +181,7 @@ def test_every_worker_gives_the_same_etag_and_bytes_and_so_does_a_restart(
         else:
             # No fingerprint, never cached: a worker's first render of it is spooled
             # (sent with its length); its later GETs stream on the validators that
-            # render found (sitemap_core.recall). Never more than one spool per worker.
+            # render found (sitemap_core.memory.recall). Never more than one spool per worker.
             spooled = sum(r.sized for r in responses)
             assert spooled + misses == len(responses), (path, coding)
             assert spooled <= len(pids), (path, coding, spooled, pids)

@@ -188,7 +188,7 @@ def test_head_has_the_get_headers_and_no_body(
         # Validated by rendering: HEAD renders (checked) to learn its ETag, so it knows
         # and gives the length of what GET sends. GET has it too when it was rendered
         # whole (robots.txt, a worker's first render of a page); a later GET of a page
-        # streams on the remembered validators (sitemap_core.recall), chunked.
+        # streams on the remembered validators (sitemap_core.memory.recall), chunked.
         assert head.headers.get("content-length") == sent
         if "content-length" in get.headers:
             assert get.headers["content-length"] == sent

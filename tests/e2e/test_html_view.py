@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from browser import BrowserPage
 
-from sitemap_core.html import CONTENT_SECURITY_POLICY
+from sitemap_core.write.html import CONTENT_SECURITY_POLICY
 
 from .conftest import DatabaseFor
 from .servers import run_gunicorn, run_uvicorn

@@ -53,7 +53,7 @@ EDITED_BACK = 55_555
 SHIM = '''
 """The Starlette example with its SITEMAP_CACHE URL made a RedisCache (see the test)."""
 import asgi_sitemap.middleware
-from sitemap_core.cache import RedisCache
+from sitemap_core.memory.cache import RedisCache
 
 _default_cache = asgi_sitemap.middleware.default_cache
 
@@ -307,7 +307,7 @@ FLASK_SHIM = '''
 import os
 
 from app import app
-from sitemap_core.cache import RedisCache
+from sitemap_core.memory.cache import RedisCache
 
 app.config["SITEMAP_CACHE"] = RedisCache(url=os.environ["REDIS_URL"])
 '''

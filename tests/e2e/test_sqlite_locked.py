@@ -27,7 +27,7 @@ import sqlite3
 from flask import Flask
 
 from flask_sitemapper import Sitemapper
-from sitemap_core.sql import SQLiteSource
+from sitemap_core.sources.sql.sqlite import SQLiteSource
 
 DATABASE = os.environ["LOCKED_DATABASE"]
 
@@ -67,7 +67,7 @@ def locked_app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Serve
             "INSERT INTO items VALUES (?, ?)",
             ((i, "2024-05-01T10:00:00+00:00") for i in range(1, ROWS + 1)),
         )
-        from sitemap_core.sql import install_version_triggers
+        from sitemap_core.sources.sql.sqlite import install_version_triggers
 
         install_version_triggers(db, "items", "items_version")
     db.close()

@@ -28,7 +28,7 @@ from live import serve_live
 
 from sitemap_core.build import MANIFEST, ROBOTS_LINES, BuildError, Fetched, build
 from sitemap_core.cli import build_command, find_served
-from sitemap_core.sql import SQLiteSource, install_change_log
+from sitemap_core.sources.sql.sqlite import SQLiteSource, install_change_log
 
 from .conftest import FRONTS, standard_sources
 

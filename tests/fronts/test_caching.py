@@ -33,7 +33,7 @@ from redis_server import redis_server
 from xsd import SITEMAP_NS, validate
 
 from sitemap_core import Entry, MemoryCache, RedisCache
-from sitemap_core.site import DEFAULT_CACHE_CONTROL
+from sitemap_core.serve.site import DEFAULT_CACHE_CONTROL
 
 from .conftest import BASE, FRONTS, Front
 
@@ -775,7 +775,7 @@ def test_sources_without_fingerprint_are_spooled_and_never_cached(make_client: M
     for number, headers in enumerate((IDENTITY, IDENTITY, GZIP)):
         response, body = raw(client, "/sitemap-plain-1.xml", headers=headers)
         # The first is spooled (its length known); the next stream on the validators
-        # it found (sitemap_core.recall).
+        # it found (sitemap_core.memory.recall).
         length = response.headers.get("content-length")
         assert length == (str(len(body)) if number == 0 else None)
         etags.add(response.headers["etag"])

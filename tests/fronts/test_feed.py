@@ -20,9 +20,10 @@ import pytest
 from atom import check_atom_rules, check_newest_first, read_feed, validate_atom
 
 from sitemap_core import Entry
-from sitemap_core.feed import FEED_PATH, newest_first
-from sitemap_core.sql import SQLiteSource
-from sitemap_core.validators import lastmod_instant
+from sitemap_core.model.recent import newest_first
+from sitemap_core.model.values import lastmod_instant
+from sitemap_core.sources.sql.sqlite import SQLiteSource
+from sitemap_core.write.feed import FEED_PATH
 
 from .conftest import BASE
 

@@ -14,7 +14,7 @@ from flask import Flask
 
 from flask_sitemapper import Sitemapper
 from sitemap_core import ConfigurationError
-from sitemap_core.hosts import check_allowed_hosts, host_is_allowed
+from sitemap_core.model.hosts import check_allowed_hosts, host_is_allowed
 
 from .conftest import FRONTS, standard_sources
 

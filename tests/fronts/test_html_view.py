@@ -19,7 +19,7 @@ import pytest
 from lxml import etree
 
 from sitemap_core import Entry, hreflang_cluster
-from sitemap_core.html import CONTENT_SECURITY_POLICY
+from sitemap_core.write.html import CONTENT_SECURITY_POLICY
 
 from .conftest import BASE, Front, generator_source, url_list
 from .test_index_split import build_split_app

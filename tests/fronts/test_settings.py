@@ -22,7 +22,7 @@ from flask import Flask
 import asgi_sitemap
 import flask_sitemapper
 from sitemap_core import ConfigurationError, MemoryCache
-from sitemap_core.settings import OPTIONS, SettingsArguments
+from sitemap_core.serve.settings import OPTIONS, SettingsArguments
 
 from .conftest import (
     BASE,

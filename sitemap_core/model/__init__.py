@@ -1,0 +1,4 @@
+"""The values of a sitemap: entries, their fields and extensions, base URLs.
+
+Everything here is valid once built; nothing here knows about requests or writers.
+"""

@@ -1,0 +1,202 @@
+"""Validated, normalised sitemap entries.
+
+An :class:`Entry` is valid once built: everything the writers later put in a document
+was checked and normalised here, so a document can never come out malformed or fail
+the official XSD because of a value. Errors are :class:`InvalidEntryError` (a
+``ValueError``) naming the field and the value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import date, datetime, timezone
+from decimal import Decimal
+
+from sitemap_core.limits import MAX_URL_LENGTH
+from sitemap_core.model.alternates import Alternate, AlternatesInput
+from sitemap_core.model.extensions import Extensions
+from sitemap_core.model.images import Image
+from sitemap_core.model.news import News
+from sitemap_core.model.values import (
+    _CHANGEFREQ_BY_WORD,
+    _COMMON_URL,
+    _STRAY_PERCENT,
+    _TEXT_HEADS,
+    _TEXT_TAILS,
+    _ZONE_SUFFIX,
+    ChangeFreq,
+    LastmodInput,
+    _format_datetime,
+    _lastmod_text,
+    _normalise_changefreq,
+    _normalise_priority,
+    _remember_zone,
+    _writable_offset,
+    _zoned_text,
+    normalise_lastmod,
+    normalise_url,
+)
+from sitemap_core.model.videos import Video
+
+_common_url = _COMMON_URL.match
+_stray_percent = _STRAY_PERCENT.search
+
+__all__ = [
+    "Alternate",
+    "ChangeFreq",
+    "Entry",
+    "Image",
+    "LastmodInput",
+    "News",
+    "Video",
+    "normalise_lastmod",
+    "normalise_url",
+]
+
+
+class Entry:
+    """One ``<url>`` of a sitemap: a location and its optional hints.
+
+    Every argument is validated and normalised when the entry is built:
+
+    * ``loc``: absolute http(s) URL, IRI converted to URI, at most 2,048 characters
+      (see :func:`normalise_url`).
+    * ``lastmod``: ``date``, ``datetime`` or ISO 8601 text (see :func:`normalise_lastmod`);
+      stored as the W3C text that will be written.
+    * ``changefreq``: a :class:`ChangeFreq` or one of its seven words (any case).
+    * ``priority``: a number from 0.0 to 1.0.
+
+    Google's extensions, keyword-only (see :class:`~sitemap_core.model.images.Image`,
+    :class:`~sitemap_core.model.videos.Video`, :class:`~sitemap_core.model.news.News`,
+    :class:`~sitemap_core.model.alternates.Alternate`):
+
+    * ``images``: up to 1,000 :class:`Image` objects or image URLs;
+    * ``videos``: :class:`Video` objects (or one);
+    * ``news``: one :class:`News`;
+    * ``alternates``: hreflang alternates, as :class:`Alternate` objects, ``(hreflang,
+      href)`` pairs or a ``{hreflang: href}`` mapping; they must include this entry's
+      own URL (see :func:`~sitemap_core.model.alternates.hreflang_cluster` to build a group).
+
+    A bad value raises :class:`~sitemap_core.errors.InvalidEntryError`.
+
+    A source may instead yield the tuple ``(loc, lastmod, changefreq, priority)``: it is
+    validated exactly as ``Entry(*row)``, without building an entry when the XML is
+    written (the fast path for big sources, see :mod:`sitemap_core.model.rows`).
+    """
+
+    __slots__ = ("changefreq", "extra", "lastmod", "loc", "priority")
+
+    loc: str
+    lastmod: str | None
+    changefreq: ChangeFreq | None
+    priority: float | None
+    #: The entry's images, videos, news and alternates, or None (the common case).
+    extra: Extensions | None
+
+    def __init__(
+        self,
+        loc: str,
+        lastmod: LastmodInput | None = None,
+        changefreq: ChangeFreq | str | None = None,
+        priority: float | Decimal | None = None,
+        *,
+        images: Iterable[Image | str] | None = None,
+        videos: Iterable[Video] | Video | None = None,
+        news: News | None = None,
+        alternates: AlternatesInput | None = None,
+    ) -> None:
+        # Each field has an inlined check for its commonest valid form, which is most of
+        # what a big site builds; anything else takes the full (same-result) path.
+        if (
+            type(loc) is str
+            and 12 <= len(loc) <= MAX_URL_LENGTH
+            and _common_url(loc) is not None
+            and ("%" not in loc or _stray_percent(loc) is None)
+        ):
+            self.loc = loc
+        else:
+            self.loc = normalise_url(loc)
+        if lastmod is None:
+            self.lastmod = None
+        elif type(lastmod) is datetime and (suffix := _ZONE_SUFFIX.get(lastmod.tzinfo)):
+            self.lastmod = _zoned_text(lastmod, suffix)
+        elif (
+            type(lastmod) is str
+            and (head := _TEXT_HEADS.get(lastmod[:13])) is not None
+            and (tail := _TEXT_TAILS.get(lastmod[13:])) is not None
+        ):
+            # ISO text as a database gives it, both halves seen before (_lastmod_text's
+            # memo, inlined: the call would cost a third of it).
+            self.lastmod = head + tail
+        elif type(lastmod) is str and (text := _lastmod_text(lastmod)) is not None:
+            # Other ISO text: checked and, at most, reshaped, instead of parsed to a
+            # datetime and formatted back (which cost more than the datetime itself).
+            self.lastmod = text
+        elif type(lastmod) is date:
+            self.lastmod = lastmod.isoformat()
+        elif type(lastmod) is datetime and (offset := lastmod.utcoffset()) is not None:
+            if _writable_offset(offset):
+                self.lastmod = text = lastmod.isoformat()
+                if type(lastmod.tzinfo) is timezone:
+                    # A fixed offset never changes: remember it, as it is written.
+                    _remember_zone(lastmod.tzinfo, text[-6:])
+            else:
+                self.lastmod = _format_datetime(lastmod, lastmod)
+        else:
+            self.lastmod = normalise_lastmod(lastmod)
+        if changefreq is None:
+            self.changefreq = None
+        else:
+            known = _CHANGEFREQ_BY_WORD.get(changefreq)
+            self.changefreq = known if known is not None else _normalise_changefreq(changefreq)
+        if type(priority) is float and 0.0 <= priority <= 1.0:
+            self.priority = priority + 0.0  # -0.0 becomes 0.0, as below
+        else:
+            self.priority = None if priority is None else _normalise_priority(priority)
+        if videos is None and news is None and alternates is None:
+            self.extra = None if images is None else Extensions.of_images(images)
+        else:
+            self.extra = Extensions.build(self.loc, images, videos, news, alternates)
+
+    @property
+    def images(self) -> tuple[Image, ...]:
+        """The entry's images (empty if none)."""
+        return () if self.extra is None else self.extra.images
+
+    @property
+    def videos(self) -> tuple[Video, ...]:
+        """The entry's videos (empty if none)."""
+        return () if self.extra is None else self.extra.videos
+
+    @property
+    def news(self) -> News | None:
+        """The entry's news article, if any."""
+        return None if self.extra is None else self.extra.news
+
+    @property
+    def alternates(self) -> tuple[Alternate, ...]:
+        """The entry's hreflang alternates (empty if none)."""
+        return () if self.extra is None else self.extra.alternates
+
+    def _key(self) -> tuple[str, str | None, str | None, float | None, Extensions | None]:
+        return (self.loc, self.lastmod, self.changefreq, self.priority, self.extra)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Entry):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        fields = [f"{self.loc!r}"]
+        if self.lastmod is not None:
+            fields.append(f"lastmod={self.lastmod!r}")
+        if self.changefreq is not None:
+            fields.append(f"changefreq={self.changefreq.value!r}")
+        if self.priority is not None:
+            fields.append(f"priority={self.priority!r}")
+        if self.extra is not None:
+            fields.append(f"extra={self.extra!r}")
+        return f"Entry({', '.join(fields)})"

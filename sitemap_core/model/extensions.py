@@ -1,0 +1,249 @@
+"""What an entry carries besides its four protocol fields: images, videos, news, alternates.
+
+An :class:`Extensions` holds the validated values and their XML, rendered once when the
+entry is built, plus the set of namespaces that XML uses (a bit mask), so that the
+writer's per-request work for an extended entry is one string and one mask test.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Final
+
+from sitemap_core.errors import InvalidEntryError
+from sitemap_core.limits import MAX_IMAGES_PER_URL, MAX_URL_LENGTH
+from sitemap_core.model.alternates import Alternate, AlternatesInput, check_alternates
+from sitemap_core.model.images import Image
+from sitemap_core.model.namespaces import IMAGE_NS, NEWS_NS, VIDEO_NS, XHTML_NS
+from sitemap_core.model.news import News
+from sitemap_core.model.values import _COMMON_URL, _STRAY_PERCENT, normalise_url
+from sitemap_core.model.videos import Video
+from sitemap_core.model.xmltext import escape_uri
+
+__all__ = ["ALL_NAMESPACES", "NAMESPACES", "Extensions", "declarations"]
+
+#: Namespace bits, in the order the declarations are written.
+IMAGE_BIT: Final = 1
+VIDEO_BIT: Final = 2
+NEWS_BIT: Final = 4
+XHTML_BIT: Final = 8
+
+#: (bit, prefix, URI) of every extension namespace.
+NAMESPACES: Final = (
+    (IMAGE_BIT, "image", IMAGE_NS),
+    (VIDEO_BIT, "video", VIDEO_NS),
+    (NEWS_BIT, "news", NEWS_NS),
+    (XHTML_BIT, "xhtml", XHTML_NS),
+)
+
+#: The mask of every extension namespace.
+ALL_NAMESPACES: Final = IMAGE_BIT | VIDEO_BIT | NEWS_BIT | XHTML_BIT
+
+
+def declarations(mask: int) -> str:
+    """The ``xmlns:prefix="uri"`` attributes of the namespaces in ``mask``."""
+    return "".join(f' xmlns:{prefix}="{uri}"' for bit, prefix, uri in NAMESPACES if mask & bit)
+
+
+def _images(value: Any) -> tuple[Image, ...]:
+    if value is None:
+        return ()
+    # A list or tuple, what nearly everyone passes, skips the ABC check (the costliest
+    # step for an entry with one image).
+    if not (type(value) is list or type(value) is tuple) and (
+        isinstance(value, str | Image) or not isinstance(value, Iterable)
+    ):
+        raise InvalidEntryError("images", value, "must be a list of Image objects or URLs")
+    images: list[Image] = []
+    append = images.append
+    for item in value:
+        if len(images) == MAX_IMAGES_PER_URL:
+            raise InvalidEntryError(
+                "images", value, f"has more than {MAX_IMAGES_PER_URL:,} images; Google's limit"
+            )
+        if type(item) is str or not isinstance(item, Image):
+            item = Image(item)  # a URL, or the error naming image.loc
+        append(item)
+    return tuple(images)
+
+
+def _videos(value: Any) -> tuple[Video, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, Video):
+        return (value,)
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise InvalidEntryError("videos", value, "must be a list of Video objects")
+    videos = tuple(value)
+    for video in videos:
+        if not isinstance(video, Video):
+            raise InvalidEntryError("videos", video, "must be a Video")
+    return videos
+
+
+_common_url = _COMMON_URL.match
+_stray_percent = _STRAY_PERCENT.search
+
+
+def plain_image_xml(url: object) -> str | None:
+    """The ``<image:image>`` of an image URL already in its written form (the common
+    case: the same check as ``Entry``'s inlined one), or None: take the full path."""
+    if (
+        type(url) is str
+        and 12 <= len(url) <= MAX_URL_LENGTH
+        and _common_url(url) is not None
+        and ("%" not in url or _stray_percent(url) is None)
+    ):
+        if "&" in url or "'" in url:
+            url = escape_uri(url)
+        return f"<image:image><image:loc>{url}</image:loc></image:image>"
+    return None
+
+
+def _image_items(value: list[Any] | tuple[Any, ...]) -> tuple[tuple[Image | str, ...], str]:
+    """The images of a list or tuple of at most 1,000, and their XML.
+
+    An image given as a URL is checked (and normalised) as ``Image(url)`` checks it and
+    kept as that URL: its fragment is all a sitemap needs, and the :class:`Image` is
+    built only if something reads :attr:`Extensions.images`. The same errors, in the
+    same order, as building each ``Image``.
+    """
+    items: list[Image | str] = []
+    parts: list[str] = []
+    for item in value:
+        if type(item) is str:
+            xml = plain_image_xml(item)
+            if xml is not None:
+                items.append(item)
+                parts.append(xml)
+                continue
+            url = normalise_url(item, "image.loc")
+            items.append(url)
+            if "&" in url or "'" in url:
+                url = escape_uri(url)
+            parts.append(f"<image:image><image:loc>{url}</image:loc></image:image>")
+        else:
+            image = item if isinstance(item, Image) else Image(item)
+            items.append(image)
+            parts.append(image.to_xml())
+    return tuple(items), parts[0] if len(parts) == 1 else "".join(parts)
+
+
+class Extensions:
+    """The images, videos, news and alternates of one entry, validated and rendered.
+
+    Build it with :meth:`build`, which returns None when there is nothing to carry (the
+    common case costs no object). ``xml`` is the text written inside ``<url>`` after
+    the protocol fields; ``mask`` the namespaces it needs (see :data:`NAMESPACES`).
+    """
+
+    __slots__ = ("_images", "alternates", "mask", "news", "videos", "xml")
+
+    # The images, an image given as a URL kept as that (normalised) URL until read.
+    _images: tuple[Image | str, ...]
+    videos: tuple[Video, ...]
+    news: News | None
+    alternates: tuple[Alternate, ...]
+    xml: str
+    mask: int
+
+    def __init__(
+        self,
+        images: tuple[Image, ...],
+        videos: tuple[Video, ...],
+        news: News | None,
+        alternates: tuple[Alternate, ...],
+    ) -> None:
+        self._images = images
+        self.videos = videos
+        self.news = news
+        self.alternates = alternates
+        parts = [image.to_xml() for image in images]
+        parts += [video.to_xml() for video in videos]
+        if news is not None:
+            parts.append(news.to_xml())
+        parts += [alternate.to_xml() for alternate in alternates]
+        self.xml = "".join(parts)
+        self.mask = (
+            (IMAGE_BIT if images else 0)
+            | (VIDEO_BIT if videos else 0)
+            | (NEWS_BIT if news is not None else 0)
+            | (XHTML_BIT if alternates else 0)
+        )
+
+    @property
+    def images(self) -> tuple[Image, ...]:
+        """The entry's images (an image given as a URL is built on first read)."""
+        items = self._images
+        if all(isinstance(item, Image) for item in items):
+            return items  # type: ignore[return-value]
+        # Each URL was checked and normalised already: Image() keeps it as it is.
+        images = tuple(item if isinstance(item, Image) else Image(item) for item in items)
+        self._images = images
+        return images
+
+    @classmethod
+    def of_images(cls, images: Any) -> Extensions | None:
+        """``build(loc, images, None, None, None)``: an entry's images alone, the
+        commonest extension, by a shorter path (the same result and errors)."""
+        if (type(images) is list or type(images) is tuple) and len(images) <= MAX_IMAGES_PER_URL:
+            if not images:
+                return None
+            extensions = cls.__new__(cls)
+            extensions._images, extensions.xml = _image_items(images)
+            extensions.videos = extensions.alternates = ()
+            extensions.news = None
+            extensions.mask = IMAGE_BIT
+            return extensions
+        found = _images(images)
+        return cls(found, (), None, ()) if found else None
+
+    @classmethod
+    def build(
+        cls,
+        loc: str,
+        images: Iterable[Image | str] | None,
+        videos: Iterable[Video] | Video | None,
+        news: News | None,
+        alternates: AlternatesInput | None,
+    ) -> Extensions | None:
+        """Validate the extension arguments of the entry at ``loc``; None if all empty.
+
+        Raises :class:`InvalidEntryError` naming the field: more than 1,000 images,
+        something that is not an :class:`Image` / URL, :class:`Video` or :class:`News`,
+        a repeated hreflang, or alternates that leave out the entry's own URL (every
+        page of a hreflang group must list itself, or Google ignores the group).
+        """
+        if videos is None and news is None and alternates is None:
+            return cls.of_images(images)
+        found_images = _images(images)
+        found_videos = _videos(videos)
+        if news is not None and not isinstance(news, News):
+            raise InvalidEntryError("news", news, "must be a News")
+        found_alternates = check_alternates(alternates)
+        if found_alternates and all(a.href != loc for a in found_alternates):
+            raise InvalidEntryError(
+                "alternates",
+                [a.href for a in found_alternates],
+                f"must include the entry's own URL {loc!r} (hreflang groups are reciprocal)",
+            )
+        if not (found_images or found_videos or news is not None or found_alternates):
+            return None
+        return cls(found_images, found_videos, news, found_alternates)
+
+    def _key(self) -> tuple[object, ...]:
+        return (self.images, self.videos, self.news, self.alternates)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Extensions):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return (
+            f"Extensions(images={len(self._images)}, videos={len(self.videos)}, "
+            f"news={self.news is not None}, alternates={len(self.alternates)})"
+        )

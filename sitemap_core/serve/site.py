@@ -1,0 +1,539 @@
+"""The site: which document a path asks for, and the plan that produces it.
+
+:meth:`Site.match` names the target of a path; :meth:`Site.plan` turns the target and
+the sources' counts into a :class:`Plan`. Serving a request around these is
+:mod:`sitemap_core.serve.flow` (sync) and :mod:`sitemap_core.serve.aio` (async).
+
+Paths (relative to where the site is mounted):
+
+* ``/robots.txt``
+* ``/sitemap.xml`` (``/sitemap.txt``): every entry in one file while the site fits
+  one page, otherwise (XML only) a ``<sitemapindex>`` of the child pages;
+* ``/sitemap-<source>-<n>.xml`` (``.txt``): page ``n`` (1-based) of one source;
+* ``/sitemap-index-<n>.xml`` (n >= 2): part ``n`` of an index too long for one file
+  (more than 50,000 children); ``/sitemap.xml`` is part 1, and robots.txt lists all;
+* each of the ``.xml`` paths with ``.html``: the same document as a web page for
+  people (see :mod:`sitemap_core.write.html`), unless the site is built with ``html=False``;
+* each of these with ``.gz`` appended: the same document gzipped, as a file.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Generic, Literal, Protocol, TypeVar
+
+from sitemap_core.errors import ConfigurationError, InvalidEntryError
+from sitemap_core.indexnow import check_key, key_file_path
+from sitemap_core.limits import (
+    MAX_NEWS_URLS,
+    MAX_SITEMAP_BYTES,
+    MAX_SITEMAPS_PER_INDEX,
+    MAX_URLS_PER_SITEMAP,
+)
+from sitemap_core.memory.cache import PageCache
+from sitemap_core.memory.known import Known
+from sitemap_core.memory.recall import Recall
+from sitemap_core.model.entries import Entry, normalise_url
+from sitemap_core.model.hosts import BaseURL
+from sitemap_core.model.rows import RowBatch, not_under
+from sitemap_core.model.xmltext import escape_uri
+from sitemap_core.serve.answers import Answers
+from sitemap_core.serve.http import HTML, TEXT, XML
+from sitemap_core.sources.base import Limits, check_name
+from sitemap_core.write.encoders import DocumentEncoder, IndexEncoder, TextEncoder, UrlsetEncoder
+from sitemap_core.write.feed import (
+    DEFAULT_FEED_SIZE,
+    FEED_PATH,
+    check_feed_max_days,
+    check_feed_size,
+)
+from sitemap_core.write.html import HtmlEncoder, HtmlIndexEncoder, HtmlView
+from sitemap_core.write.robots import (
+    DEFAULT_RULES,
+    robots_txt,
+    sitemap_urls,
+)
+
+__all__ = [
+    "BATCH_SIZE",
+    "DEFAULT_CACHE_CONTROL",
+    "Named",
+    "Plan",
+    "Site",
+    "Target",
+    "check_complete",
+    "check_extra_sitemaps",
+    "check_index_size",
+    "check_page_size",
+    "index_part_path",
+]
+
+logger = logging.getLogger("sitemap_core")
+
+Format = Literal["xml", "txt", "html", "atom"]
+
+ROBOTS_PATH = "/robots.txt"
+_ROOT = re.compile(r"/sitemap\.(xml|txt|html)(\.gz)?")
+# Page numbers are canonical (no leading zero) and bounded in length, so '007', '-1',
+# 'abc' and a thousand digits are all simply unknown paths: 404, never 500.
+_INDEX_PART = re.compile(r"/sitemap-index-([2-9]|[1-9][0-9]{1,17})\.(xml|html)(\.gz)?")
+_PAGE = re.compile(r"/sitemap-([a-z0-9][a-z0-9_-]{0,63})-([1-9][0-9]{0,17})\.(xml|txt|html)(\.gz)?")
+
+#: The default Cache-Control of sitemap documents: crawlers and CDNs may keep them an
+#: hour, then revalidate (cheap: a 304 from the ETag).
+DEFAULT_CACHE_CONTROL = "public, max-age=3600, s-maxage=3600"
+
+#: Bytes of a document that are not entries: declaration, root tags, namespaces.
+DOCUMENT_OVERHEAD = 1_024
+
+# Bytes of one <sitemap> element besides the escaped base URL: the tags, a lastmod of
+# 32 characters, and the path (a 64-character source name and an 18-digit page).
+_INDEX_ITEM_OVERHEAD = 200
+
+#: How many entries are pulled from a source and rendered at a time.
+BATCH_SIZE = 256
+
+
+class Named(Protocol):
+    """What the site needs of a source: its name and limits. Pulling is the front's."""
+
+    @property
+    def name(self) -> str:
+        """The source's name, as it appears in page URLs."""
+        ...
+
+    @property
+    def limits(self) -> Limits:
+        """How the source's entries split into pages."""
+        ...
+
+
+S = TypeVar("S", bound=Named)
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a path names: robots.txt, the root sitemap, page ``page`` of ``source``,
+    (kind "index") part ``page`` of a split index, or the feed of recent changes."""
+
+    kind: Literal["robots", "root", "page", "index", "feed", "indexnow"]
+    fmt: Format = "xml"
+    source: str = ""
+    page: int = 0
+    #: The path ends in ``.gz``: the gzipped document, served as a file.
+    gz: bool = False
+
+    @property
+    def path(self) -> str:
+        """The canonical path of the uncompressed document."""
+        if self.kind == "robots":
+            return ROBOTS_PATH
+        if self.kind == "feed":
+            return FEED_PATH
+        if self.kind == "indexnow":
+            return "/indexnow-key.txt"  # the key itself is no part of the path's name
+        if self.kind == "root":
+            return f"/sitemap.{self.fmt}"
+        if self.kind == "index":
+            return index_part_path(self.page, self.fmt)
+        return f"/sitemap-{self.source}-{self.page}.{self.fmt}"
+
+
+@dataclass
+class Plan(Generic[S]):
+    """Everything needed to stream one document, decided before the first byte."""
+
+    kind: Literal["urlset", "index", "text"]
+    slices: list[tuple[S, int, int]] = field(default_factory=list)
+    #: For an index: each child page's range and URL (lastmods come in :meth:`settle`).
+    child_ranges: list[tuple[S, int, int, str]] = field(default_factory=list)
+    children: list[Entry] = field(default_factory=list)
+    #: Every loc must start with this (the base URL and "/"), or None to allow any.
+    origin: str | None = None
+    #: For the HTML view of the document: its title and navigation.
+    view: HtmlView | None = None
+
+    def ranges(self) -> list[tuple[S, int, int]]:
+        """The source ranges the document lists: its slices, or the index's children."""
+        if self.kind == "index":
+            return [(source, start, stop) for source, start, stop, _ in self.child_ranges]
+        return list(self.slices)
+
+    def settle(self, newest: list[str | None]) -> None:
+        """Give the index's children their lastmods (the newest of each child page)."""
+        if self.kind == "index":
+            self.children = [
+                Entry(loc, lastmod=lastmod)
+                for (_, _, _, loc), lastmod in zip(self.child_ranges, newest, strict=True)
+            ]
+
+    @property
+    def content_type(self) -> str:
+        """The Content-Type of the document."""
+        if self.view is not None:
+            return HTML
+        return TEXT if self.kind == "text" else XML
+
+    def encoder(self) -> DocumentEncoder:
+        """A fresh encoder for this document kind."""
+        if self.view is not None:
+            if self.kind == "index":
+                return HtmlIndexEncoder(self.view)
+            return HtmlEncoder(self.view)
+        if self.kind == "index":
+            return IndexEncoder()
+        return TextEncoder() if self.kind == "text" else UrlsetEncoder()
+
+    def check(self, batch: list[Entry], source: str) -> None:
+        """Refuse entries on another host than the site's (see :class:`Site`).
+
+        A :class:`~sitemap_core.model.rows.RowBatch` whose rows are not validated yet is
+        given the origin instead, and refuses such a row when it is validated (in the
+        same pass that writes it), before any of its bytes.
+        """
+        origin = self.origin
+        if origin is None:
+            return
+        if type(batch) is RowBatch and batch.rows is not None:
+            batch.origin = origin
+            return
+        for entry in batch:
+            if not entry.loc.startswith(origin):
+                raise not_under(entry.loc, origin, source)
+
+
+def check_page_size(page_size: object) -> int:
+    """Return ``page_size`` if it is a whole number from 1 to 50,000, else raise."""
+    if isinstance(page_size, bool) or not isinstance(page_size, int):
+        raise ConfigurationError(f"page size must be an int, got {page_size!r}")
+    if not 1 <= page_size <= MAX_URLS_PER_SITEMAP:
+        raise ConfigurationError(
+            f"page size {page_size} must be between 1 and {MAX_URLS_PER_SITEMAP}"
+        )
+    return page_size
+
+
+def check_index_size(index_size: object) -> int:
+    """Return ``index_size`` if it is a whole number from 1 to 50,000, else raise."""
+    if isinstance(index_size, bool) or not isinstance(index_size, int):
+        raise ConfigurationError(f"index size must be an int, got {index_size!r}")
+    if not 1 <= index_size <= MAX_SITEMAPS_PER_INDEX:
+        raise ConfigurationError(
+            f"index size {index_size} must be between 1 and {MAX_SITEMAPS_PER_INDEX}"
+        )
+    return index_size
+
+
+def check_extra_sitemaps(urls: object) -> tuple[str, ...]:
+    """Return ``urls`` (absolute http(s) sitemap URLs for robots.txt), normalised."""
+    if isinstance(urls, str) or not isinstance(urls, Sequence):
+        raise ConfigurationError(f"extra sitemaps must be a list of URLs, got {urls!r}")
+    try:
+        return tuple(normalise_url(url, "extra sitemap") for url in urls)
+    except InvalidEntryError as exc:
+        raise ConfigurationError(str(exc)) from None
+
+
+class Site(Generic[S]):
+    """The registered sources and the settings that shape the documents.
+
+    ``page_size`` is the number of entries per child page (at most 50,000).
+    ``same_host_only`` refuses entries whose URL is not under the site's base URL (same
+    origin, and below the path prefix where the sitemap lives), as the protocol
+    requires; set it to False only for sites that prove ownership of several hosts
+    to the search engines. ``cache_control`` is the Cache-Control of the documents,
+    ``cache`` keeps rendered documents (of sources with a fingerprint) and ``gzip``
+    offers gzip to clients that accept it. ``index_size`` is how many children one
+    index file holds (50,000; above it the index is split into parts, each listed in
+    robots.txt). ``extra_sitemaps`` are more sitemap URLs for robots.txt to list.
+    ``html=False`` leaves the ``.html`` paths (the view for people) to the app.
+    """
+
+    def __init__(
+        self,
+        sources: Sequence[S],
+        *,
+        page_size: int = MAX_URLS_PER_SITEMAP,
+        robots_rules: str = DEFAULT_RULES,
+        same_host_only: bool = True,
+        cache_control: str = DEFAULT_CACHE_CONTROL,
+        cache: PageCache | None = None,
+        gzip: bool = True,
+        index_size: int = MAX_SITEMAPS_PER_INDEX,
+        extra_sitemaps: Sequence[str] = (),
+        html: bool = True,
+        feed: bool = False,
+        feed_size: int = DEFAULT_FEED_SIZE,
+        feed_max_days: float | None = None,
+        indexnow_key: str | None = None,
+    ) -> None:
+        check_page_size(page_size)
+        if not isinstance(html, bool):
+            raise ConfigurationError(f"html must be True or False, got {html!r}")
+        check_index_size(index_size)
+        names = [source.name for source in sources]
+        for name in names:
+            check_name(name)  # also for sources built directly, bypassing from_object
+        duplicated = sorted({name for name in names if names.count(name) > 1})
+        if duplicated:
+            raise ConfigurationError(f"source names must be unique; repeated: {duplicated}")
+        self.sources = {source.name: source for source in sources}
+        if not isinstance(feed, bool):
+            raise ConfigurationError(f"feed must be True or False, got {feed!r}")
+        #: Serve the feed of recent changes (see :mod:`sitemap_core.write.feed`).
+        self.feed = feed
+        self.feed_size = check_feed_size(feed_size, "feed_size")
+        self.feed_max_days = check_feed_max_days(feed_max_days, "feed_max_days")
+        #: The IndexNow key served at ``/<key>.txt`` (see :mod:`sitemap_core.indexnow`).
+        self.indexnow_key = None if indexnow_key is None else check_key(indexnow_key)
+        self._key_path = None if indexnow_key is None else key_file_path(indexnow_key)
+        self.page_size = page_size
+        self.robots_rules = robots_rules
+        self.same_host_only = same_host_only
+        self.cache_control = cache_control
+        self.cache = cache
+        #: What the last render of each document of unfingerprinted sources found, so
+        #: the next request streams at once (see :mod:`sitemap_core.memory.recall`).
+        self.recall = Recall()
+        #: The counts and range facts of fingerprinted sources, remembered under their
+        #: whole-source fingerprints (see :mod:`sitemap_core.memory.known`).
+        self.known = Known()
+        #: The validators of documents whose sources are all fingerprinted, kept while
+        #: those fingerprints hold (see :mod:`sitemap_core.serve.answers`).
+        self.answers = Answers()
+        self._matched: dict[str, Target] = {}
+        self.gzip = gzip
+        self.index_size = index_size
+        self.extra_sitemaps = check_extra_sitemaps(extra_sitemaps)
+        self.html = html
+
+    def match(self, path: str) -> Target | None:
+        """Return what ``path`` asks for, or None when it is not one of the site's paths."""
+        # The site's paths are few and asked again and again (crawlers revalidate them);
+        # only matches are kept, so unknown paths cannot fill the memo.
+        target = self._matched.get(path)
+        if target is None:
+            target = self._match(path)
+            if target is not None:
+                if len(self._matched) >= 4096:
+                    self._matched.clear()
+                self._matched[path] = target
+        return target
+
+    def _match(self, path: str) -> Target | None:
+        if path == ROBOTS_PATH:
+            return Target("robots")
+        if path == FEED_PATH:
+            return Target("feed", "atom") if self.feed else None
+        if path == self._key_path:
+            return Target("indexnow", "txt")
+        root = _ROOT.fullmatch(path)
+        target: Target | None = None
+        if root is not None:
+            target = Target("root", _format(root.group(1)), gz=root.group(2) is not None)
+        elif (part := _INDEX_PART.fullmatch(path)) is not None:
+            fmt, gz = _format(part.group(2)), part.group(3) is not None
+            target = Target("index", fmt, page=int(part.group(1)), gz=gz)
+        elif (page := _PAGE.fullmatch(path)) is not None:
+            fmt, gz = _format(page.group(3)), page.group(4) is not None
+            target = Target("page", fmt, page.group(1), int(page.group(2)), gz)
+        if target is not None and target.fmt == "html" and (target.gz or not self.html):
+            # The HTML view is for browsers, which negotiate gzip themselves; with
+            # html=False its paths are the app's own.
+            return None
+        return target
+
+    def sources_to_count(self, target: Target) -> list[S]:
+        """The sources whose counts :meth:`plan` needs for ``target``."""
+        if target.kind in ("root", "index", "robots", "feed"):
+            return list(self.sources.values())
+        if target.kind == "page" and target.source in self.sources:
+            return [self.sources[target.source]]
+        return []
+
+    def entries_per_page(self, source: str) -> int:
+        """How many entries one page of ``source`` holds (see :class:`Limits`)."""
+        limits = self.sources[source].limits
+        size = min(self.page_size, limits.page_size or self.page_size)
+        if limits.news:
+            size = min(size, MAX_NEWS_URLS)  # Google: 1,000 URLs per news sitemap
+        if limits.max_entry_bytes is not None:
+            size = min(size, (MAX_SITEMAP_BYTES - DOCUMENT_OVERHEAD) // limits.max_entry_bytes)
+        return size
+
+    def pages(self, count: int, source: str | None = None) -> int:
+        """How many child pages hold ``count`` entries (of ``source``)."""
+        size = self.page_size if source is None else self.entries_per_page(source)
+        return -(-count // size)
+
+    def _fits_one_file(self, counts: Mapping[str, int]) -> bool:
+        # Everything in /sitemap.xml: the site's count limit, each source's own page
+        # size, and the byte bounds of the sources that declared one.
+        if sum(counts.values()) > self.page_size:
+            return False
+        budget = MAX_SITEMAP_BYTES - DOCUMENT_OVERHEAD
+        declared = 0
+        for name, count in counts.items():
+            if count > self.entries_per_page(name):
+                return False
+            bound = self.sources[name].limits.max_entry_bytes
+            if bound is not None:
+                declared += count * bound
+        return declared <= budget
+
+    def page_path(self, source: str, number: int, fmt: Format = "xml") -> str:
+        """The path of page ``number`` of ``source``."""
+        return f"/sitemap-{source}-{number}.{fmt}"
+
+    def robots(self, base: BaseURL, index_parts: int = 1) -> str:
+        """The robots.txt body of a site that has none of its own."""
+        return robots_txt(self.sitemap_urls(base, index_parts), self.robots_rules)
+
+    def _feed_link(self) -> str | None:
+        # The HTML view's link to the feed (relative, as its other links are).
+        return _sibling(FEED_PATH) if self.feed else None
+
+    def sitemap_urls(self, base: BaseURL, index_parts: int = 1) -> list[str]:
+        """The URLs robots.txt lists: the index (parts), the feed, the extra ones."""
+        return sitemap_urls(base, index_parts, self.extra_sitemaps, self.feed)
+
+    def index_capacity(self, base: BaseURL) -> int:
+        """How many children one ``<sitemapindex>`` file of this site holds.
+
+        ``index_size`` (at most 50,000), and fewer if 50,000 of the longest child
+        elements this base URL can give would pass 50 MiB (a base URL of some 900
+        characters or more).
+        """
+        longest = _INDEX_ITEM_OVERHEAD + len(escape_uri(base.url))
+        return min(self.index_size, (MAX_SITEMAP_BYTES - DOCUMENT_OVERHEAD) // longest)
+
+    def index_parts(self, counts: Mapping[str, int], base: BaseURL) -> int:
+        """How many files the index of ``counts`` needs (1 when it fits in one, or when
+        the site needs no index at all)."""
+        if self._fits_one_file(counts):
+            return 1
+        children = sum(self.pages(counts[name], name) for name in self.sources)
+        return max(1, -(-children // self.index_capacity(base)))
+
+    def plan(self, target: Target, counts: Mapping[str, int], base: BaseURL) -> Plan[S] | None:
+        """Decide the document for ``target``; None means 404 (nothing there)."""
+        origin = base.prefix if self.same_host_only else None
+        kind: Literal["urlset", "text"] = "text" if target.fmt == "txt" else "urlset"
+        html = target.fmt == "html"
+        if target.kind == "page":
+            source = self.sources.get(target.source)
+            if source is None:
+                return None
+            size = self.entries_per_page(source.name)
+            pages = self.pages(counts[source.name], source.name)
+            if not 1 <= target.page <= pages:
+                return None
+            start = (target.page - 1) * size
+            stop = min(start + size, counts[source.name])
+            view = self._page_view(target, pages, start, stop, counts, base) if html else None
+            return Plan[S](kind, [(source, start, stop)], origin=origin, view=view)
+        if target.kind not in ("root", "index"):
+            return None
+        total = sum(counts[name] for name in self.sources)
+        if total == 0:
+            return None  # an empty <urlset> fails the schema: nothing to serve
+        if self._fits_one_file(counts):
+            if target.kind == "index":
+                return None
+            slices = [(self.sources[name], 0, n) for name, n in counts.items() if n]
+            view = None
+            if html:
+                summary = f"{total:,} URLs in one sitemap"
+                links = [("XML", _sibling("/sitemap.xml"))]
+                view = HtmlView(f"Sitemap of {base.url}", summary, links, feed=self._feed_link())
+            return Plan[S](kind, slices, origin=origin, view=view)
+        if target.fmt == "txt":
+            return None  # text sitemaps have no index form; the pages are listed in XML
+        child_ranges = []
+        for name, source in self.sources.items():
+            size = self.entries_per_page(name)
+            for number in range(1, self.pages(counts[name], name) + 1):
+                start = (number - 1) * size
+                stop = min(start + size, counts[name])
+                path = self.page_path(name, number, "html" if html else "xml")
+                child_ranges.append((source, start, stop, base.join(path)))
+        # Above the capacity the index is split: part 1 at /sitemap.xml, part N at
+        # /sitemap-index-N.xml, each a full index file; robots.txt lists them all
+        # (indexes of indexes are not part of the protocol).
+        capacity = self.index_capacity(base)
+        number = 1 if target.kind == "root" else target.page
+        part = child_ranges[(number - 1) * capacity : number * capacity]
+        if not part:
+            return None
+        view = None
+        if html:
+            parts = -(-len(child_ranges) // capacity)
+            title = f"Sitemap index of {base.url}"
+            if parts > 1:
+                title += f", part {number} of {parts}"
+            summary = f"{len(child_ranges):,} sitemaps listing {total:,} URLs"
+            links = [("XML", _sibling(index_part_path(number)))]
+            if number > 1:
+                links.append(("Previous part", _sibling(index_part_path(number - 1, "html"))))
+            if number < parts:
+                links.append(("Next part", _sibling(index_part_path(number + 1, "html"))))
+            view = HtmlView(title, summary, links, (number - 1) * capacity + 1, self._feed_link())
+        return Plan[S]("index", child_ranges=part, view=view)
+
+    def _page_view(
+        self,
+        target: Target,
+        pages: int,
+        start: int,
+        stop: int,
+        counts: Mapping[str, int],
+        base: BaseURL,
+    ) -> HtmlView:
+        name, number = target.source, target.page
+        links = [
+            ("Index", _sibling("/sitemap.html")),
+            ("XML", _sibling(self.page_path(name, number))),
+        ]
+        if number > 1:
+            links.append(("Previous page", _sibling(self.page_path(name, number - 1, "html"))))
+        if number < pages:
+            links.append(("Next page", _sibling(self.page_path(name, number + 1, "html"))))
+        title = f"Sitemap: {name}, page {number} of {pages}"
+        summary = f"URLs {start + 1:,} to {stop:,} of {counts[name]:,}"
+        return HtmlView(title, summary, links, start + 1, self._feed_link())
+
+
+def _sibling(path: str) -> str:
+    # Links between the HTML pages are relative (all documents are siblings under the
+    # mount point), so they work on whatever host the browser reached the site by.
+    return path.removeprefix("/")
+
+
+def index_part_path(number: int, fmt: Format = "xml") -> str:
+    """The path of part ``number`` of a split index (part 1 is ``/sitemap.xml``)."""
+    return f"/sitemap.{fmt}" if number == 1 else f"/sitemap-index-{number}.{fmt}"
+
+
+def _format(extension: str) -> Format:
+    if extension == "txt":
+        return "txt"
+    return "html" if extension == "html" else "xml"
+
+
+def check_complete(source: str, start: int, stop: int, pulled: int) -> None:
+    """Log a source that gave fewer entries for ``[start, stop)`` than it counted."""
+    # A source that yields fewer entries than it counted (rows deleted between the
+    # count and the read, a wrong count=) would otherwise end the page early without a
+    # word; the document stays valid, so it is logged rather than cut.
+    if pulled < stop - start:
+        logger.warning(
+            "source %r gave %d entries for [%d, %d) where its count promised %d",
+            source,
+            pulled,
+            start,
+            stop,
+            stop - start,
+        )

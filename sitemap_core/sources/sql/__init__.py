@@ -1,0 +1,1 @@
+"""Sources over SQL tables: SQLite (standard library) and SQLAlchemy Core."""

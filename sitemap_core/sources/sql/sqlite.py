@@ -1,0 +1,761 @@
+"""A ready-made sliceable source over an SQLite table (standard library only).
+
+:class:`SQLiteSource` is what the examples (``examples/flask_blog/app.py``) list their
+big tables with: ``len()`` is one ``SELECT COUNT(*)``, ``source[start:stop]`` is one bounded query
+whose rows become entries lazily, and ``fingerprint`` / ``newest`` make ETags, 304s,
+the page cache and the index's ``<lastmod>`` values cheap::
+
+    import sqlite3
+    from contextlib import closing
+    from sitemap_core import Entry, UrlSource
+    from sitemap_core.sources.sql.sqlite import SQLiteSource, install_version_triggers
+
+    def connect() -> sqlite3.Connection:
+        return sqlite3.connect("file:blog.db?mode=ro", uri=True)
+
+    with closing(sqlite3.connect("blog.db")) as db:   # once, at deployment time
+        install_version_triggers(db, "posts", "posts_version")
+
+    posts = SQLiteSource(
+        connect, "posts", "id",
+        lambda row: Entry(f"https://blog.example.com/posts/{row['id']}",
+                          lastmod=row["updated_at"]),
+        columns=["id", "updated_at"], lastmod="updated_at",
+        version_table="posts_version",
+    )
+    source = UrlSource.from_object("posts", posts)
+
+Paging modes
+------------
+Rows are listed in ``ORDER BY key`` order; ``key`` must be unique and not NULL (the
+primary key is the natural choice), so that the order is total and every page is
+well defined.
+
+``mode="offset"`` reads page N with ``ORDER BY key LIMIT ? OFFSET ?``. The database
+steps over every row before the page, so the last page of a big table costs more than
+the first (in SQLite the skipped rows are not decoded, so the extra cost is modest;
+in client/server databases it is usually larger).
+
+``mode="seek"`` (the default, "keyset" paging) first finds the page's first key with
+``SELECT key ... ORDER BY key LIMIT 1 OFFSET ?``, then reads the rows with
+``WHERE key >= ? ORDER BY key LIMIT ?`` (both in one read snapshot): the row fetch is
+a range search on the key and never walks the skipped rows. The skip itself still
+happens, but only over the key: on a separate index on ``key`` it reads narrow index
+entries instead of rows. When ``key`` is SQLite's ``INTEGER PRIMARY KEY`` (the rowid)
+there is no narrower structure than the table itself, so the skip walks the table's
+pages and costs about what offset mode's skip costs (in SQLite, skipped rows are not
+decoded); ``benchmarks/bench_big.py`` measures both. A ``where`` filter the key's
+index does not cover makes the skip read rows again.
+
+With ``version_table`` the source also remembers, per version of the table, the
+count, each page's newest ``lastmod`` and (seek) each page's first key. The version
+is read first in every call, in the same snapshot as the facts it guards, so a
+remembered fact is used only while the table is exactly as it was when computed.
+Then the index and later pages skip nothing: the first key of page N+1 is found from
+page N's last key in O(log n) while the index computes page N's ``newest``. This
+needs the triggers of :func:`install_version_triggers` on every write path, and a
+``where`` that depends on the rows only (not on ``datetime('now')``, say, which
+changes without a write).
+
+With ``change_log`` (see :func:`install_change_log`) instead, the triggers also record
+the key of every changed row, so after a write the source keeps what it knew of every
+page entirely before the smallest changed key and reads only the pages from there on.
+Appending rows (growing keys) then costs the index one page's ``newest`` and the
+count, not a pass over the table; a write near the start still costs a full pass.
+
+Stability of page URLs
+----------------------
+Page N holds entries ``[(N-1)*size, N*size)`` of the key order. Rows appended with
+growing keys (an autoincrement id, a timestamp) land after every existing row, so
+earlier pages keep their entries and only the last page(s) change. A row inserted in
+the middle, or a row deleted, shifts every later page by one entry. Within one crawl
+of an unchanged table the pages partition the rows: none is skipped, none repeated.
+A change between two page fetches of the same crawl can skip or repeat an entry at a
+page boundary, as with any count-based paging; the next crawl sees it right.
+
+Fingerprints
+------------
+With ``version_table`` (see :func:`install_version_triggers`) the fingerprint is one
+number that triggers bump on every insert, update and delete: exact and O(1).
+Without it the fingerprint is ``(COUNT(*), MAX(key), MAX(lastmod))`` of the whole
+(filtered) set: cheap, but blind to an edit that leaves all three unchanged, i.e. an
+update that moves a ``lastmod`` back (or does not touch it), or a row deleted and
+another inserted below the maximum key. Such an edit keeps the old ETag and cached
+page until something else changes. Both are whole-table values, so any change
+renews every page's ETag; that is correct, only coarser than necessary.
+
+Identifiers and values
+----------------------
+``table``, ``key``, ``columns``, ``lastmod`` and ``version_table`` are interpolated
+into SQL, so they must match ``[A-Za-z_][A-Za-z0-9_]*`` (checked at construction;
+:class:`ConfigurationError` otherwise). ``where`` is a trusted SQL fragment written by
+the developer, never built from request data; its values go in ``where_params``.
+Offsets and limits are always bound as parameters.
+
+SQLAlchemy users
+----------------
+SQLAlchemy is not a dependency; the same two methods in SQLAlchemy Core (any
+database) look like this::
+
+    from sqlalchemy import func, select
+
+    class PostPages:
+        def __init__(self, engine, posts):          # posts: a Table
+            self.engine, self.posts = engine, posts
+
+        def __len__(self) -> int:
+            query = select(func.count()).select_from(self.posts)
+            with self.engine.connect() as conn:
+                return conn.execute(query).scalar_one()
+
+        def __getitem__(self, window: slice):
+            start, stop = window.start or 0, window.stop
+            id_ = self.posts.c.id
+            first = (select(id_).order_by(id_).offset(start).limit(1)
+                     .scalar_subquery())
+            query = (select(id_, self.posts.c.updated_at)
+                     .where(id_ >= first).order_by(id_).limit(stop - start))
+            with self.engine.connect() as conn:
+                rows = conn.execution_options(stream_results=True).execute(query)
+                for row in rows:
+                    yield Entry(f"https://blog.example.com/posts/{row.id}",
+                                lastmod=row.updated_at)
+
+(``mode="offset"`` is ``select(...).order_by(id_).offset(start).limit(stop - start)``.)
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, Literal
+
+from sitemap_core.errors import ConfigurationError
+from sitemap_core.sources.base import WHOLE, Item
+
+__all__ = ["IDENTIFIER", "SQLiteSource", "install_change_log", "install_version_triggers"]
+
+#: What an interpolated SQL identifier may look like: no quotes, spaces or dots, so
+#: nothing a caller passes can change the statement's shape.
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+Mode = Literal["offset", "seek"]
+
+
+def _ident(kind: str, name: object) -> str:
+    """Return ``name`` double-quoted if it is a plain identifier, else raise.
+
+    Quoting on top of the check also lets columns named like keywords (``order``)
+    work; the check keeps the quotes from ever being closed by the name itself.
+    """
+    if not isinstance(name, str) or not IDENTIFIER.fullmatch(name):
+        raise ConfigurationError(
+            f"{kind} {name!r} is not a plain SQL identifier ([A-Za-z_][A-Za-z0-9_]*);"
+            " it is interpolated into SQL, so nothing else is accepted"
+        )
+    return f'"{name}"'
+
+
+def install_version_triggers(conn: sqlite3.Connection, table: str, version_table: str) -> None:
+    """Create ``version_table`` and triggers that bump it on every change of ``table``.
+
+    The version table holds one row, ``version INTEGER``, starting at 0; AFTER INSERT,
+    UPDATE and DELETE triggers on ``table`` add 1 to it. Reading it is then an exact
+    O(1) fingerprint for :class:`SQLiteSource` (``version_table=``). Idempotent: run it
+    again and nothing is duplicated. Commits.
+
+    Install it after a bulk load if the load should not pay one trigger per row.
+    """
+    source, version = _ident("table", table), _ident("version_table", version_table)
+    # Trigger names are derived from both tables, so two sources can version the same
+    # table in different version tables without clashing.
+    prefix = f"{table}_{version_table}"
+    conn.execute(f"CREATE TABLE IF NOT EXISTS {version} (version INTEGER NOT NULL)")
+    conn.execute(
+        f"INSERT INTO {version} (version) SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM {version})"
+    )
+    for event in ("INSERT", "UPDATE", "DELETE"):
+        trigger = _ident("trigger", f"{prefix}_{event.lower()}")
+        conn.execute(
+            f"CREATE TRIGGER IF NOT EXISTS {trigger} AFTER {event} ON {source}"
+            f" BEGIN UPDATE {version} SET version = version + 1; END"
+        )
+    conn.commit()
+
+
+def install_change_log(conn: sqlite3.Connection, table: str, key: str, log_table: str) -> None:
+    """Create ``log_table`` and triggers that record the key of every changed row.
+
+    Each insert, update and delete of ``table`` appends the row's ``key`` (old and new
+    for an update) to ``log_table`` (``id INTEGER PRIMARY KEY AUTOINCREMENT, key``).
+    The largest id ever given is the table's version, an exact O(1) fingerprint like
+    :func:`install_version_triggers`'; in addition, :class:`SQLiteSource`
+    (``change_log=``) reads which keys changed since the version it remembered, and
+    keeps what it knew of every page entirely before the smallest of them. For a table
+    that grows at the end (an autoincrement id), the first index after a write then
+    reads the last page again, not the whole table. Idempotent. Commits.
+
+    Refused (:class:`ConfigurationError`) for a table with a unique index on other
+    columns than ``key``: a REPLACE that clashes there deletes a row without firing a
+    DELETE trigger. Only numeric keys let a source keep facts across a change (text
+    keys sort by their column's collation, which SQLite alone knows); with text keys
+    the log still versions the table exactly.
+
+    The log grows by a row per change. Prune it now and then (``DELETE FROM log WHERE
+    id < ...``); a source that remembered a pruned version just recomputes everything.
+    """
+    source, log = _ident("table", table), _ident("log_table", log_table)
+    column = _ident("key", key)
+    prefix = f"{table}_{log_table}"
+    # REPLACE on a clash with another unique column deletes that row without firing
+    # DELETE triggers (unless recursive_triggers is on): the log would miss it.
+    for index, unique in conn.execute('SELECT name, "unique" FROM pragma_index_list(?)', (table,)):
+        columns = [
+            row[0] for row in conn.execute("SELECT name FROM pragma_index_info(?)", (index,))
+        ]
+        if unique and columns != [key]:
+            raise ConfigurationError(
+                f"table {table!r} has a unique index on {columns}: INSERT OR REPLACE there"
+                " deletes rows without a DELETE trigger, so a change log would miss them;"
+                " use install_version_triggers() (version_table=) instead"
+            )
+    # An INTEGER PRIMARY KEY is the rowid, unique without an index pragma_index_list
+    # shows: a REPLACE clashing there deletes a row without a DELETE trigger too.
+    primary = [
+        (name, kind)
+        for name, kind, rank in conn.execute(
+            "SELECT name, type, pk FROM pragma_table_info(?)", (table,)
+        )
+        if rank
+    ]
+    if len(primary) == 1 and primary[0][1].upper() == "INTEGER" and primary[0][0] != key:
+        raise ConfigurationError(
+            f"table {table!r} has the INTEGER PRIMARY KEY {primary[0][0]!r} besides the key"
+            f" {key!r}: INSERT OR REPLACE there deletes rows without a DELETE trigger, so a"
+            " change log would miss them; use install_version_triggers() (version_table=)"
+            " instead, or the primary key as the key"
+        )
+    conn.execute(f"CREATE TABLE IF NOT EXISTS {log} (id INTEGER PRIMARY KEY AUTOINCREMENT, key)")
+    # The log's counter row, which SQLite would add only at the first change logged:
+    # with it, the version is one lookup from the start (SQLiteSource._read_version
+    # looks for the log table too while there is none).
+    conn.execute(
+        "INSERT INTO sqlite_sequence (name, seq) SELECT ?, 0 WHERE NOT EXISTS"
+        " (SELECT 1 FROM sqlite_sequence WHERE name = ? COLLATE NOCASE)",
+        (log_table, log_table),
+    )
+    # A page's fingerprint is the last change logged in its range of keys: one index
+    # range read (see SQLiteSource.fingerprint).
+    index = _ident("index", f"{log_table}_key")
+    conn.execute(f"CREATE INDEX IF NOT EXISTS {index} ON {log} (key, id)")
+    rows = {"INSERT": ("NEW",), "UPDATE": ("OLD", "NEW"), "DELETE": ("OLD",)}
+    for event, images in rows.items():
+        trigger = _ident("trigger", f"{prefix}_{event.lower()}")
+        body = " ".join(f"INSERT INTO {log} (key) VALUES ({image}.{column});" for image in images)
+        conn.execute(
+            f"CREATE TRIGGER IF NOT EXISTS {trigger} AFTER {event} ON {source} BEGIN {body} END"
+        )
+    conn.commit()
+
+
+def slice_window(kind: str, window: object) -> tuple[int, int | None]:
+    """``(start, limit)`` of a slice of a database source (limit None: open-ended).
+
+    Refused as a sliceable source refuses them: anything but a slice (TypeError), a
+    step, and negative indices (ValueError), which would need a count first.
+    """
+    if not isinstance(window, slice):
+        raise TypeError(f"{kind} supports slices only, not {window!r}")
+    if window.step not in (None, 1):
+        raise ValueError("a step is not supported")
+    start = 0 if window.start is None else window.start
+    stop = window.stop
+    if start < 0 or (stop is not None and stop < 0):
+        raise ValueError("negative indices are not supported (they would need a count)")
+    return start, None if stop is None else max(0, stop - start)
+
+
+class SQLiteSource:
+    """A table (or a filtered part of it) as a sliceable sitemap source.
+
+    ``connect`` opens a connection. Each page reads its rows on a new one, closed when
+    its generator finishes or is closed (also when the client goes away midway); the
+    small fact queries (count, fingerprint, newest) share one connection per thread
+    (and per process), each call ending its read transaction. ``build`` turns one
+    row of ``columns`` into an :class:`Entry`, a URL string, or a tuple row
+    ``(loc, lastmod, changefreq, priority[, images])`` (the fastest: validated and
+    written in one pass, see :mod:`sitemap_core.model.rows`). ``row_factory`` is what
+    ``build`` receives: a :class:`sqlite3.Row` by default (columns by name), or with
+    ``None`` a plain tuple in ``columns`` order, about half the cost per row on a big
+    page. ``lastmod`` names the column whose maximum :meth:`newest` reports. ``where``
+    is a trusted SQL filter (``where_params`` its values). See the module documentation
+    for ``mode`` and ``version_table``.
+    """
+
+    def __init__(
+        self,
+        connect: Callable[[], sqlite3.Connection],
+        table: str,
+        key: str,
+        build: Callable[[sqlite3.Row], Item],
+        *,
+        columns: Sequence[str],
+        lastmod: str | None = None,
+        where: str | None = None,
+        where_params: Sequence[Any] = (),
+        mode: Mode = "seek",
+        version_table: str | None = None,
+        change_log: str | None = None,
+        row_factory: Callable[[sqlite3.Cursor, tuple[Any, ...]], Any] | None = sqlite3.Row,
+    ) -> None:
+        if not callable(connect) or not callable(build):
+            raise ConfigurationError("connect and build must be callables")
+        if mode not in ("offset", "seek"):
+            raise ConfigurationError(f"mode {mode!r} must be 'offset' or 'seek'")
+        if isinstance(columns, str) or not columns:
+            raise ConfigurationError("columns must be a non-empty sequence of column names")
+        if where is not None and (not isinstance(where, str) or not where.strip()):
+            raise ConfigurationError("where must be a non-empty SQL condition or None")
+        if version_table is not None and change_log is not None:
+            raise ConfigurationError("give version_table or change_log, not both")
+        self._connect = connect
+        self._build = build
+        if row_factory is not None and not callable(row_factory):
+            raise ConfigurationError("row_factory must be a callable, or None for tuples")
+        self._row_factory = row_factory
+        self.mode: Mode = mode
+        self._params = tuple(where_params)
+        t, k = _ident("table", table), _ident("key", key)
+        selected = ", ".join(_ident("column", column) for column in columns)
+        lm = None if lastmod is None else _ident("lastmod", lastmod)
+        self._version_sql: str | None = None
+        self._changes_sql: str | None = None
+        if version_table is not None:
+            self._version_sql = f"SELECT version FROM {_ident('version_table', version_table)}"
+        elif change_log is not None:
+            log = _ident("change_log", change_log)
+            # The AUTOINCREMENT counter: monotonic, and still there once the log is
+            # pruned (names compare case-insensitively in SQL). Without one (nothing
+            # logged yet), the log table is looked for: a table that is not there is an
+            # error, not a version 0 that never moves.
+            self._version_sql = "SELECT seq FROM sqlite_sequence WHERE name = ? COLLATE NOCASE"
+            self._log_exists_sql = (
+                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE"
+            )
+            self._version_params: tuple[str, ...] = (change_log,)
+            self._changes_sql = f"SELECT MIN(id), MIN(key) FROM {log} WHERE id > ?"
+            # The last change logged among the keys of a range.
+            # and the oldest change the log still holds (which pruning moves up).
+            self._range_changes_sql = (
+                f"SELECT (SELECT MAX(id) FROM {log} WHERE key BETWEEN ? AND ?),"
+                f" (SELECT MIN(id) FROM {log})"
+            )
+        #: Facts of one version of the table (only with ``version_table``).
+        self._facts: _Facts | None = None
+        #: Each thread's connection for fact queries (see _facts_connection).
+        self._local = threading.local()
+
+        # Every statement is built once here; only values are bound per call. ``where``
+        # is wrapped in parentheses so an OR inside it cannot escape the conjunction.
+        filtered = f"FROM {t}" + ("" if where is None else f" WHERE ({where})")
+        keyed = f"FROM {t} WHERE " + ("" if where is None else f"({where}) AND ")
+        self._count_sql = f"SELECT COUNT(*) {filtered}"
+        # The rows from a known anchor on: what a count after a change must still read.
+        self._count_from_sql = f"SELECT COUNT(*) {keyed}{k} >= ?"
+        # Seek: the key of the row at an offset, skipping over the key alone (an
+        # index-only walk when the key has its own index), then a range search from it.
+        self._anchor_sql = f"SELECT {k} {filtered} ORDER BY {k} LIMIT 1 OFFSET ?"
+        self._after_sql = f"SELECT {k} {keyed}{k} > ? ORDER BY {k} LIMIT 1"
+        if mode == "seek":
+            self._rows_sql = f"SELECT {selected} {keyed}{k} >= ? ORDER BY {k} LIMIT ?"
+        else:
+            self._rows_sql = f"SELECT {selected} {filtered} ORDER BY {k} LIMIT ? OFFSET ?"
+        # The feed's most recent changes: one query, served by an index on the lastmod
+        # column when there is one (ISO text and SQLite's own date texts sort as their
+        # instants when they share an offset, as one column's values do).
+        dated = f"FROM {t} WHERE " + ("" if where is None else f"({where}) AND ")
+        self._recent_sql = (
+            None
+            if lm is None
+            else f"SELECT {selected} {dated}{lm} IS NOT NULL ORDER BY {lm} DESC LIMIT ?"
+        )
+        self._newest_sql: str | None = None
+        if lm is not None:
+            # MAX(key) comes along: it is the page's last key, from which the next
+            # page's first key is one O(log n) step (see newest()).
+            inner = (
+                f"SELECT {k}, {lm} {keyed}{k} >= ? ORDER BY {k} LIMIT ?"
+                if mode == "seek"
+                else f"SELECT {k}, {lm} {filtered} ORDER BY {k} LIMIT ? OFFSET ?"
+            )
+            # No date when a row of the range has none: Last-Modified (and an index
+            # child's lastmod) is only claimed when every entry is dated.
+            self._newest_sql = (
+                f"SELECT CASE WHEN COUNT({lm}) = COUNT(*) THEN MAX({lm}) END, MAX({k}),"
+                f" COUNT(*) FROM ({inner})"
+            )
+        # Three scalar subqueries rather than one SELECT of three aggregates: SQLite
+        # answers a lone MAX() from an index in O(log n), which it cannot do for a MAX()
+        # sharing its SELECT with COUNT(*).
+        newest_part = "NULL" if lm is None else f"(SELECT MAX({lm}) {filtered})"
+        self._fallback_sql = (
+            f"SELECT (SELECT COUNT(*) {filtered}), (SELECT MAX({k}) {filtered}), {newest_part}"
+        )
+        self._fallback_params = self._params * (3 if lm is not None else 2)
+
+    # -- connections -------------------------------------------------------------------
+
+    @contextmanager
+    def _facts_connection(self) -> Iterator[sqlite3.Connection]:
+        """A connection for the small fact queries (count, fingerprint, newest).
+
+        An index asks for a fact per child page; opening a connection for each cost
+        more than the queries (about 65 us against 10). So each thread keeps one, and
+        every call ends its read transaction, so the next one sees the table as it is
+        then. A process started by fork() opens its own; a connection that failed is
+        dropped. Pages stream on a connection of their own (:meth:`_rows`).
+        """
+        conn = self._held_connection()
+        try:
+            yield conn
+        except BaseException:
+            self._drop_connection(conn)
+            raise
+        if conn.in_transaction:
+            conn.rollback()  # read-only work: ending the snapshot is all this does
+
+    def _held_connection(self) -> sqlite3.Connection:
+        """This thread's facts connection (opened on first use, and after a fork)."""
+        held = getattr(self._local, "held", None)
+        conn = held[1] if held is not None and held[0] == os.getpid() else None
+        if conn is None:
+            conn = self._connect()
+            self._local.held = (os.getpid(), conn)
+        return conn
+
+    def _drop_connection(self, conn: sqlite3.Connection) -> None:
+        """Forget and close a facts connection that failed."""
+        self._local.held = None
+        conn.close()
+
+    # -- snapshot, version and memo ------------------------------------------------------
+
+    def _begin(self, conn: sqlite3.Connection) -> _Facts | None:
+        """Open a read snapshot and return the memo of its version (None: unversioned).
+
+        Every statement of one call then sees the same table state, so a version and
+        the facts computed after it belong together and can be remembered under it.
+        """
+        if self._version_sql is None:
+            if not conn.in_transaction:
+                conn.execute("BEGIN")  # the anchor and the rows from one snapshot
+            return None
+        if not conn.in_transaction:
+            conn.execute("BEGIN")
+        version = self._read_version(conn)
+        facts = self._facts
+        if facts is None or facts.version != version:
+            # A new version: what is remembered is stale, but for what the change log
+            # proves untouched. Replacing the object (not clearing it) keeps a
+            # concurrent call on the old version harmless.
+            fresh = _Facts(version)
+            if facts is not None and self._changes_sql is not None and version > facts.version:
+                first_id, lowest = conn.execute(self._changes_sql, (facts.version,)).fetchone()
+                # Ids run without gaps; a first id past version + 1 means the log was
+                # pruned past what we knew, so nothing can be carried over.
+                if first_id == facts.version + 1:
+                    fresh.carry(facts, lowest)
+            facts = self._facts = fresh
+        return facts
+
+    def _read_version(self, conn: sqlite3.Connection) -> Any:
+        """The table's version: one read of the version table or the change log's counter."""
+        assert self._version_sql is not None
+        if self._changes_sql is not None:
+            try:
+                row = conn.execute(self._version_sql, self._version_params).fetchone()
+            except sqlite3.OperationalError as exc:
+                # No AUTOINCREMENT table at all: no sqlite_sequence either.
+                if "sqlite_sequence" not in str(exc):
+                    raise
+                row = None
+            if row is not None:
+                return row[0]
+            if conn.execute(self._log_exists_sql, self._version_params).fetchone() is None:
+                raise ConfigurationError(
+                    f"change log table {self._version_params[0]!r} does not exist; create it"
+                    " with install_change_log()"
+                )
+            return 0
+        row = conn.execute(self._version_sql).fetchone()
+        if row is None:
+            raise ConfigurationError(
+                "the version table is empty; create it with install_version_triggers()"
+            )
+        return row[0]
+
+    def _anchor(self, conn: sqlite3.Connection, facts: _Facts | None, offset: int) -> Any:
+        """The key of the row at ``offset`` in key order, or :data:`_END`."""
+        if facts is not None and offset in facts.anchors:
+            return facts.anchors[offset]
+        last = None if facts is None else facts.ends.get(offset)
+        if last is not None:
+            # The range ending here is known: its successor is one O(log n) step on.
+            row = conn.execute(self._after_sql, (*self._params, last)).fetchone()
+        else:
+            row = conn.execute(self._anchor_sql, (*self._params, offset)).fetchone()
+        key = _END if row is None else row[0]
+        if facts is not None:
+            facts.remember(facts.anchors, offset, key)
+        return key
+
+    # -- the sliceable protocol ------------------------------------------------------
+
+    def __len__(self) -> int:
+        """How many rows the (filtered) table holds: one ``SELECT COUNT(*)``.
+
+        With ``version_table`` the count is remembered for the version, so the next
+        call costs the one-row version read only.
+        """
+        with self._facts_connection() as conn:
+            facts = self._begin(conn)
+            if facts is not None and facts.count is not None:
+                return facts.count
+            if facts is not None and facts.count_from is not None:
+                # ``offset`` rows precede the anchor ``key``, untouched by the change:
+                # only the rows from it on are counted (an append: the last page).
+                offset, key = facts.count_from
+                (rest,) = conn.execute(self._count_from_sql, (*self._params, key)).fetchone()
+                count = offset + rest
+            else:
+                (count,) = conn.execute(self._count_sql, self._params).fetchone()
+            if facts is not None:
+                facts.count = int(count)
+        return int(count)
+
+    def __getitem__(self, window: slice, /) -> Iterator[Item]:
+        """The entries of rows ``[start, stop)`` in key order, read by one bounded query.
+
+        Rows are built into entries as they are pulled: the query runs at the first
+        ``next()`` and the connection is closed when the generator ends or is closed.
+        """
+        start, limit = slice_window(type(self).__name__, window)
+        # LIMIT -1 is SQLite's "no limit", for an open-ended slice.
+        return self._rows(start, -1 if limit is None else limit)
+
+    def _rows(self, start: int, limit: int) -> Iterator[Item]:
+        conn = self._connect()
+        try:
+            if limit == 0:
+                return
+            facts = self._begin(conn)
+            if self.mode == "seek":
+                first = self._anchor(conn, facts, start)
+                if first is _END:
+                    return
+                params: tuple[Any, ...] = (*self._params, first, limit)
+            else:
+                params = (*self._params, limit, start)
+            cursor = conn.cursor()
+            # On the cursor, not the connection: the caller's connection settings stay
+            # theirs (the connection may come from a pool-like factory).
+            cursor.row_factory = self._row_factory
+            cursor.execute(self._rows_sql, params)
+            build = self._build
+            for row in cursor:
+                yield build(row)
+        finally:
+            conn.close()
+
+    def recent(self, limit: int) -> list[Item] | None:
+        """The ``limit`` rows with the newest ``lastmod``, newest first, built as the
+        pages' rows are: one query (see :mod:`sitemap_core.write.feed`). None without a
+        ``lastmod`` column: ``build`` may still date entries, so the source is walked."""
+        if self._recent_sql is None:
+            return None
+        conn = self._connect()
+        try:
+            cursor = conn.cursor()
+            cursor.row_factory = self._row_factory
+            cursor.execute(self._recent_sql, (*self._params, limit))
+            build = self._build
+            return [build(row) for row in cursor]
+        finally:
+            conn.close()
+
+    # -- cheap facts -------------------------------------------------------------------
+
+    def fingerprint(self, start: int, stop: int) -> object:
+        """A value that changes when the rows ``[start, stop)`` change (see the module).
+
+        For the whole table (``stop`` of :data:`~sitemap_core.memory.known.WHOLE`): the version
+        from ``version_table`` or ``change_log`` (exact, one-row read), otherwise
+        ``(COUNT(*), MAX(key), MAX(lastmod))`` of the filtered rows.
+
+        For a page of a table with ``change_log``: its first and last keys and the last
+        change logged between them. It is the same for the same table in
+        every process, and moves with any change of the page's rows (logged by key),
+        and with any change before them (which moves its first key); a page that a write
+        elsewhere left as it was keeps its ETag, and its cached copy (but for the log's
+        first entry and a prune, which move every unlogged page's low mark once). Text
+        keys (whose collation the log does not share) and a last page that is not full
+        give the table's version. Other tables give their whole-table value for a page.
+        """
+        if stop < WHOLE and self._changes_sql is not None:
+            with self._facts_connection() as conn:
+                return self._page_fingerprint(conn, self._begin(conn), start, stop)
+        if self._version_sql is not None:
+            # The version alone, on what a 304 of the index asks each request: one
+            # statement is its own snapshot, so no BEGIN (and no rollback after), and
+            # no context manager around it either.
+            conn = self._held_connection()
+            if not conn.in_transaction:
+                try:
+                    version = self._read_version(conn)
+                except BaseException:
+                    self._drop_connection(conn)
+                    raise
+                known = self._facts
+                if known is not None and known.version == version:
+                    return version
+        with self._facts_connection() as conn:
+            facts = self._begin(conn)
+            if facts is not None:
+                return facts.version
+            return tuple(conn.execute(self._fallback_sql, self._fallback_params).fetchone())
+
+    def _page_fingerprint(
+        self, conn: sqlite3.Connection, facts: _Facts | None, start: int, stop: int
+    ) -> object:
+        # The page's first and last keys (anchors, remembered per version) and the last
+        # change logged between them: rows added after the page leave it as it was.
+        # Numeric keys only: text keys sort by their column's collation, which the
+        # log's untyped column does not share, so BETWEEN could miss a change.
+        version = facts.version if facts is not None else None
+        first = self._anchor(conn, facts, start)
+        if first is _END or stop <= start:
+            return ("page", None, version)  # past the end: no rows
+        last = self._anchor(conn, facts, stop - 1)
+        if last is _END:  # the table ends inside the page: it grows with any append
+            return ("table", version)
+        if not (_number(first) and _number(last)):
+            return ("table", version)
+        change, oldest = conn.execute(self._range_changes_sql, (first, last)).fetchone()
+        if change is None:
+            # No change of the range is in the log: none since the log began, or pruned
+            # away. The log's low mark (its oldest id, or the version when it is empty)
+            # only rises, and rises past any pruned change, so no state of the range can
+            # come back under an earlier state's fingerprint.
+            return ("page", first, last, None, version if oldest is None else oldest)
+        return ("page", first, last, change)
+
+    def newest(self, start: int, stop: int) -> str | None:
+        """The newest ``lastmod`` among rows ``[start, stop)``: one bounded query.
+
+        None when no ``lastmod`` column was named, or a row of the range has no date
+        (Last-Modified is only claimed for a range whose every entry is dated). With
+        ``version_table`` the answer is remembered for the version, and (seek mode) so
+        is the first key of ``stop``: the index asks for consecutive pages, so each
+        page's range search then starts from a known key and the whole index reads
+        each row once instead of skipping over all the pages before each one.
+        """
+        if self._newest_sql is None:
+            return None
+        limit = max(0, stop - start)
+        with self._facts_connection() as conn:
+            facts = self._begin(conn)
+            if facts is not None and (start, stop) in facts.newest:
+                return facts.newest[(start, stop)][0]
+            if self.mode == "seek":
+                first = self._anchor(conn, facts, start)
+                if first is _END or limit == 0:
+                    value, last, rows = None, None, 0
+                else:
+                    value, last, rows = conn.execute(
+                        self._newest_sql, (*self._params, first, limit)
+                    ).fetchone()
+                if facts is not None and last is not None and stop not in facts.anchors:
+                    # The next page starts at the first key after this page's last one.
+                    row = conn.execute(self._after_sql, (*self._params, last)).fetchone()
+                    facts.remember(facts.anchors, stop, _END if row is None else row[0])
+            else:
+                value, last, rows = conn.execute(
+                    self._newest_sql, (*self._params, limit, start)
+                ).fetchone()
+            result = None if value is None else str(value)
+            if facts is not None:
+                # Only a full range keeps its largest key: a short one (the table's
+                # end) grows when rows are appended, so it must not outlive a change.
+                end = last if rows == limit else None
+                facts.remember(facts.newest, (start, stop), (result, end))
+                if end is not None:
+                    facts.remember(facts.ends, stop, end)
+        return result
+
+
+#: The key of an offset past the last row.
+_END = object()
+
+
+def _number(key: Any) -> bool:
+    # Only numeric keys are compared in Python: numbers sort alike in SQLite and Python
+    # whatever a column's collation, text need not (NOCASE, custom collations).
+    return not isinstance(key, bool) and isinstance(key, int | float)
+
+
+#: Most offsets remembered per version and kind: an index has at most 50,000 pages;
+#: past this, odd slicing patterns must not grow the memo without bound.
+_MEMO_LIMIT = 100_000
+
+
+class _Facts:
+    """What is known of one version of a versioned table (exact: triggers bump it)."""
+
+    def __init__(self, version: Any) -> None:
+        self.version = version
+        self.count: int | None = None
+        self.anchors: dict[int, Any] = {}
+        #: (start, stop) -> (newest lastmod, largest key of the range if it is full).
+        self.newest: dict[tuple[int, int], tuple[str | None, Any]] = {}
+        #: (offset, key) of the last anchor a change left standing: the count is
+        #: ``offset`` plus the rows from ``key`` on.
+        self.count_from: tuple[int, Any] | None = None
+        #: stop -> the largest key of a known range ending there (seek: finds anchors).
+        self.ends: dict[int, Any] = {}
+
+    def carry(self, old: _Facts, lowest: Any) -> None:
+        """Keep what ``old`` knew of rows before key ``lowest``, the smallest changed.
+
+        A change at key ``lowest`` or later moves no row before it, so every anchor
+        (first key of an offset) below it stands, and so does the newest lastmod of
+        every range whose largest key is below it.
+        """
+        if not _number(lowest):
+            return  # text keys: order by their collation is SQLite's to tell; recompute
+        # Snapshots: a request still on the old version may add to its memos meanwhile.
+        # Numbers sort before text in SQLite, so a text key is never below a number.
+        self.anchors = {
+            offset: key
+            for offset, key in list(old.anchors.items())
+            if _number(key) and key < lowest
+        }
+        self.newest = {
+            window: known
+            for window, known in list(old.newest.items())
+            if _number(known[1]) and known[1] < lowest
+        }
+        self.ends = {stop: last for (_, stop), (_, last) in self.newest.items()}
+        if self.anchors:
+            offset = max(self.anchors)
+            self.count_from = (offset, self.anchors[offset])
+
+    @staticmethod
+    def remember(memo: dict[Any, Any], key: Any, value: Any) -> None:
+        """Store ``value``, first forgetting everything when the memo is full."""
+        if len(memo) >= _MEMO_LIMIT:
+            memo.clear()
+        memo[key] = value

@@ -1,0 +1,580 @@
+"""Streaming writers: ``<urlset>``, ``<sitemapindex>`` and plain-text sitemaps.
+
+The writers are push-style encoders with no I/O: a caller feeds batches of validated
+entries and receives ``bytes`` chunks of about :data:`~sitemap_core.limits.CHUNK_BYTES`.
+A synchronous and an asynchronous caller therefore share every line here and differ
+only in how they pull entries. Memory held is one chunk, whatever the document's size.
+
+Escaping is done here and only here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from datetime import date, datetime
+
+from sitemap_core.errors import InvalidEntryError, SitemapError, SitemapTooLargeError
+from sitemap_core.limits import (
+    CHUNK_BYTES,
+    MAX_SITEMAP_BYTES,
+    MAX_SITEMAPS_PER_INDEX,
+    MAX_URL_LENGTH,
+    MAX_URLS_PER_SITEMAP,
+)
+from sitemap_core.model.entries import Entry
+from sitemap_core.model.extensions import IMAGE_BIT, Extensions, declarations, plain_image_xml
+from sitemap_core.model.namespaces import SITEMAP_NS
+from sitemap_core.model.rows import Row, RowBatch, entry_from_row, loc_matcher, not_under
+from sitemap_core.model.values import (
+    _CHANGEFREQ_TEXT,
+    _STRAY_PERCENT,
+    _ZONE_SUFFIX,
+    _lastmod_text,
+    _zoned_text,
+)
+from sitemap_core.model.xmltext import escape, escape_uri
+
+__all__ = [
+    "SITEMAP_NS",
+    "DocumentEncoder",
+    "IndexEncoder",
+    "TextEncoder",
+    "UrlsetEncoder",
+    "escape",
+    "format_priority",
+]
+
+_XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
+
+
+_PRIORITY_TEXT: dict[float, str] = {}
+
+
+def format_priority(priority: float) -> str:
+    """Return ``priority`` as ``xsd:decimal`` text (``0.5``, ``1.0``, ``0.25``).
+
+    Never exponent notation, which the schema rejects; at most six decimals.
+    """
+    text = _PRIORITY_TEXT.get(priority)
+    if text is None:
+        text = f"{priority:.6f}".rstrip("0")
+        if text.endswith("."):
+            text += "0"
+        if len(_PRIORITY_TEXT) < 1024:  # a site uses few distinct priorities
+            _PRIORITY_TEXT[priority] = text
+    return text
+
+
+def _url_element(entry: Entry) -> str:
+    # One entry's <url>, for rows that needed an Entry built.
+    return _url_elements((entry,), None)[0]
+
+
+def _url_elements(entries: Sequence[Entry], declared: int | None) -> tuple[str, int]:
+    """The ``<url>`` elements of ``entries`` and the mask of the namespaces they use.
+
+    An entry using a namespace outside ``declared`` declares it on its own ``<url>``;
+    with ``declared`` None (the document's first batch, whose mask the caller then
+    declares on ``<urlset>``) none does. One loop with the commonest shape written
+    inline: the writer's hot path for sources that yield entries.
+    """
+    priorities = _PRIORITY_TEXT
+    words = _CHANGEFREQ_TEXT
+    parts: list[str] = []
+    append = parts.append
+    mask = 0
+    for entry in entries:
+        loc = entry.loc
+        if "&" in loc:
+            loc = loc.replace("&", "&amp;")
+        if "'" in loc:
+            loc = loc.replace("'", "&apos;")
+        lastmod = entry.lastmod
+        changefreq = entry.changefreq
+        priority = entry.priority
+        extra = entry.extra
+        if extra is None:
+            if lastmod is not None and changefreq is not None and priority is not None:
+                append(
+                    f"<url><loc>{loc}</loc><lastmod>{lastmod}</lastmod>"
+                    f"<changefreq>{words[changefreq]}</changefreq><priority>"
+                    f"{priorities.get(priority) or format_priority(priority)}</priority></url>\n"
+                )
+                continue
+            head, tail = "<url>", "</url>\n"
+        else:
+            used = extra.mask
+            mask |= used
+            missing = 0 if declared is None else used & ~declared
+            head = f"<url{declarations(missing)}>" if missing else "<url>"
+            if lastmod is not None and changefreq is not None and priority is not None:
+                append(
+                    f"{head}<loc>{loc}</loc><lastmod>{lastmod}</lastmod>"
+                    f"<changefreq>{words[changefreq]}</changefreq><priority>"
+                    f"{priorities.get(priority) or format_priority(priority)}</priority>"
+                    f"{extra.xml}</url>\n"
+                )
+                continue
+            tail = extra.xml + "</url>\n"
+        # Any other shape: each optional field that is there.
+        append(
+            f"{head}<loc>{loc}</loc>"
+            f"{'' if lastmod is None else f'<lastmod>{lastmod}</lastmod>'}"
+            f"{'' if changefreq is None else f'<changefreq>{words[changefreq]}</changefreq>'}"
+            f"{'' if priority is None else f'<priority>{format_priority(priority)}</priority>'}"
+            f"{tail}"
+        )
+    return "".join(parts), mask
+
+
+def _row_elements(rows: list[Row], origin: str | None, source: str) -> str:
+    """Validate and write ``<url>`` elements of tuple rows in one pass.
+
+    The same bytes and the same errors as ``Entry(*row)`` written by
+    :func:`_url_element` after ``Plan.check``: a row whose every field is in the form
+    ``Entry.__init__`` accepts inline (checked here by the same tests, in the same
+    order) is written straight away; any other row is built as an ``Entry``. As with
+    entries, a value error of any row of the batch comes before a row outside
+    ``origin``.
+    """
+    match = loc_matcher(origin)
+    stray = _STRAY_PERCENT.search
+    zones = _ZONE_SUFFIX
+    zoned = _zoned_text
+    iso_text = _lastmod_text
+    words = _CHANGEFREQ_TEXT
+    priorities = _PRIORITY_TEXT
+    parts: list[str] = []
+    append = parts.append
+    misplaced: str | None = None
+    written: str | None
+    for loc, lastmod, changefreq, priority in rows:
+        # The lastmod's text when it is in a form Entry writes inline: a datetime in a
+        # known zone, or ISO text as a database gives it (neither can raise).
+        if type(lastmod) is datetime and (suffix := zones.get(lastmod.tzinfo)) is not None:
+            written = zoned(lastmod, suffix)
+        elif type(lastmod) is str:
+            written = iso_text(lastmod)
+        else:
+            written = None
+        # The whole row in the commonest form: one test per field, one f-string.
+        if (
+            written is not None
+            and type(loc) is str
+            and 12 <= len(loc) <= MAX_URL_LENGTH
+            and match(loc) is not None
+            and ("%" not in loc or stray(loc) is None)
+            and (word := words.get(changefreq)) is not None
+            and type(priority) is float
+            and 0.0 <= priority <= 1.0
+        ):
+            if "&" in loc:
+                loc = loc.replace("&", "&amp;")
+            if "'" in loc:
+                loc = loc.replace("'", "&apos;")
+            append(
+                f"<url><loc>{loc}</loc><lastmod>{written}</lastmod>"
+                f"<changefreq>{word}</changefreq><priority>"
+                f"{priorities.get(priority) or format_priority(priority + 0.0)}"
+                "</priority></url>\n"
+            )
+            continue
+        # The commonest database row: a loc and a lastmod, no hints.
+        if (
+            written is not None
+            and changefreq is None
+            and priority is None
+            and type(loc) is str
+            and 12 <= len(loc) <= MAX_URL_LENGTH
+            and match(loc) is not None
+            and ("%" not in loc or stray(loc) is None)
+        ):
+            if "&" in loc:
+                loc = loc.replace("&", "&amp;")
+            if "'" in loc:
+                loc = loc.replace("'", "&apos;")
+            append(f"<url><loc>{loc}</loc><lastmod>{written}</lastmod></url>\n")
+            continue
+        text = _sparse_element(loc, lastmod, written, changefreq, priority, match)
+        if text is None:
+            entry = entry_from_row((loc, lastmod, changefreq, priority), source)
+            if origin is not None and not entry.loc.startswith(origin):
+                misplaced = misplaced or entry.loc
+                continue
+            text = _url_element(entry)
+        append(text)
+    if misplaced is not None:
+        assert origin is not None
+        raise not_under(misplaced, origin, source)
+    return "".join(parts)
+
+
+def _wide_row_elements(
+    rows: list[Row], origin: str | None, source: str, declared: int | None
+) -> tuple[str, int]:
+    """``<url>`` elements of five-field rows (the fifth: images), and the namespaces
+    they use: the same bytes and errors as ``Entry(*row[:4], images=row[4])`` written
+    by :func:`_url_elements`.
+
+    The four protocol fields go through :func:`_row_elements` (one pass, validated),
+    and each row's image fragment is checked as ``Entry`` checks it
+    (:meth:`Extensions.of_images`) and spliced in before ``</url>``. A row whose
+    images are refused is built as an ``Entry`` after the batch's fields passed, so
+    that its error is Entry's own, in Entry's order, naming the source.
+    """
+    inline = _image_rows_inline(rows, origin, declared)
+    if inline is not None:
+        return inline, IMAGE_BIT
+    fragments = [_image_fragment(row[4]) for row in rows]
+    try:
+        # One element per line: no loc, lastmod or word the writer emits holds a newline.
+        elements = _row_elements([row[:4] for row in rows], origin, source).split("\n")
+    except InvalidEntryError:
+        # Entry's order of errors: row by row, each row's fields before its images.
+        for row in rows:
+            entry_from_row(row, source)
+        raise
+    head = (
+        "<url>" if declared is None or declared & IMAGE_BIT else f"<url{declarations(IMAGE_BIT)}>"
+    )
+    parts: list[str] = []
+    append = parts.append
+    mask = 0
+    for row, element, fragment in zip(rows, elements, fragments, strict=False):
+        if fragment == "":
+            append(element + "\n")
+        elif fragment is None:
+            text, used = _url_elements([entry_from_row(row, source)], declared)
+            mask |= used
+            append(text)
+        else:
+            mask |= IMAGE_BIT
+            append(f"{head}{element[5:-6]}{fragment}</url>\n")
+    return "".join(parts), mask
+
+
+def _image_rows_inline(rows: list[Row], origin: str | None, declared: int | None) -> str | None:
+    # A whole batch of the commonest image rows, (loc, lastmod, None, None, [one image
+    # URL]), each field in a form Entry writes inline: one f-string per row. None as
+    # soon as a row has another shape: the general path then writes (or refuses) the
+    # batch, errors in Entry's order.
+    match = loc_matcher(origin)
+    stray = _STRAY_PERCENT.search
+    zones = _ZONE_SUFFIX
+    zoned = _zoned_text
+    iso_text = _lastmod_text
+    image_xml = plain_image_xml
+    head = (
+        "<url>" if declared is None or declared & IMAGE_BIT else f"<url{declarations(IMAGE_BIT)}>"
+    )
+    parts: list[str] = []
+    append = parts.append
+    written: str | None
+    for loc, lastmod, changefreq, priority, images in rows:
+        if type(lastmod) is datetime and (suffix := zones.get(lastmod.tzinfo)) is not None:
+            written = zoned(lastmod, suffix)
+        elif type(lastmod) is str:
+            written = iso_text(lastmod)
+        else:
+            return None
+        if (
+            written is None
+            or changefreq is not None
+            or priority is not None
+            or type(images) is not list
+            or len(images) != 1
+            or type(loc) is not str
+            or not 12 <= len(loc) <= MAX_URL_LENGTH
+            or match(loc) is None
+            or ("%" in loc and stray(loc) is not None)
+            or (xml := image_xml(images[0])) is None
+        ):
+            return None
+        if "&" in loc:
+            loc = loc.replace("&", "&amp;")
+        if "'" in loc:
+            loc = loc.replace("'", "&apos;")
+        append(f"{head}<loc>{loc}</loc><lastmod>{written}</lastmod>{xml}</url>\n")
+    return "".join(parts)
+
+
+def _image_fragment(images: object) -> str | None:
+    # The XML of a row's images: "" for none, None when Entry must say what is wrong.
+    if images is None:
+        return ""
+    if type(images) is list and len(images) == 1:  # one image: the commonest, inline
+        xml = plain_image_xml(images[0])
+        if xml is not None:
+            return xml
+    try:
+        extensions = Extensions.of_images(images)
+    except InvalidEntryError:
+        return None
+    return "" if extensions is None else extensions.xml
+
+
+def _sparse_element(
+    loc: object,
+    lastmod: object,
+    lastmod_text: str | None,
+    changefreq: object,
+    priority: object,
+    match: Callable[[str], object],
+) -> str | None:
+    # A row with empty fields, or a date lastmod: each field by Entry's inline test,
+    # in Entry's order; None as soon as one needs Entry's full path. ``lastmod_text``
+    # is the lastmod's text when the caller found it in an inline form, else None.
+    if not (
+        type(loc) is str
+        and 12 <= len(loc) <= MAX_URL_LENGTH
+        and match(loc) is not None
+        and ("%" not in loc or _STRAY_PERCENT.search(loc) is None)
+    ):
+        return None
+    if lastmod is None:
+        written = ""
+    elif lastmod_text is not None:
+        written = f"<lastmod>{lastmod_text}</lastmod>"
+    elif type(lastmod) is date:
+        written = f"<lastmod>{lastmod.isoformat()}</lastmod>"
+    else:
+        return None
+    if changefreq is not None:
+        word = _CHANGEFREQ_TEXT.get(changefreq)  # type: ignore[call-overload]
+        if word is None:
+            return None
+        written += f"<changefreq>{word}</changefreq>"
+    if priority is not None:
+        if type(priority) is not float or not 0.0 <= priority <= 1.0:
+            return None
+        written += f"<priority>{format_priority(priority + 0.0)}</priority>"
+    return f"<url><loc>{escape_uri(loc)}</loc>{written}</url>\n"
+
+
+class DocumentEncoder:
+    """Shared chunking and limit keeping; subclasses say how one item is written.
+
+    ``feed`` takes a batch of items and returns a chunk once about ``chunk_bytes`` are
+    buffered (else ``b""``); ``close`` returns the rest with the closing tag. Exceeding
+    ``max_items`` or ``max_bytes`` raises instead of writing an invalid file.
+    """
+
+    head: str = ""
+    tail: str = ""
+    max_items: int = MAX_URLS_PER_SITEMAP
+
+    def __init__(self, *, chunk_bytes: int = CHUNK_BYTES, max_bytes: int = MAX_SITEMAP_BYTES):
+        self._chunk_bytes = chunk_bytes
+        self._max_bytes = max_bytes
+        head = self.head.encode()
+        self._buffer: list[bytes] = [head]
+        self._buffered = len(head)
+        self._written = len(head) + len(self.tail.encode())
+        self._items = 0
+
+    @property
+    def items(self) -> int:
+        """How many items were fed so far."""
+        return self._items
+
+    def render(self, items: Sequence[Entry]) -> str:
+        """Return the text of ``items``; overridden by each document kind."""
+        raise NotImplementedError
+
+    def feed(
+        self, items: Sequence[Entry], max_item_bytes: int | None = None, source: str = ""
+    ) -> bytes:
+        """Add a batch; return a chunk when enough is buffered, else ``b""``.
+
+        With ``max_item_bytes`` every item is measured, and one over the bound raises
+        :class:`InvalidEntryError` naming it (the bound is what sized the page).
+        """
+        if not items:
+            return b""
+        self._count(len(items))
+        if max_item_bytes is None:
+            block = self.render(items).encode()
+        else:
+            block = self._render_bounded(items, max_item_bytes, source)
+        return self._push(block)
+
+    def _count(self, items: int) -> None:
+        self._items += items
+        if self._items > self.max_items:
+            raise SitemapTooLargeError(
+                f"a {type(self).__name__} may hold at most {self.max_items} items"
+            )
+
+    def _push(self, block: bytes) -> bytes:
+        self._written += len(block)
+        if self._written > self._max_bytes:
+            raise SitemapTooLargeError(
+                f"the document would exceed {self._max_bytes} bytes after {self._items} items"
+            )
+        self._buffer.append(block)
+        self._buffered += len(block)
+        if self._buffered < self._chunk_bytes:
+            return b""
+        return self._flush()
+
+    def _render_bounded(self, items: Sequence[Entry], bound: int, source: str) -> bytes:
+        parts = []
+        for item in items:
+            data = self.render([item]).encode()
+            if len(data) > bound:
+                raise InvalidEntryError(
+                    "entry",
+                    item.loc,
+                    f"is {len(data)} bytes as written, over its source's max_entry_bytes {bound}",
+                    source or None,
+                )
+            parts.append(data)
+        return b"".join(parts)
+
+    #: Whether a document of no item is invalid (``<urlset>`` and ``<sitemapindex>``
+    #: need one child by the schema).
+    needs_items: bool = False
+
+    def close(self) -> bytes:
+        """Return what is left, closing tag included.
+
+        Raises :class:`SitemapError` for an empty document that must not be empty: the
+        source counted entries that it did not give, and an empty ``<urlset>`` would
+        be invalid.
+        """
+        if self.needs_items and not self._items:
+            raise SitemapError(
+                "the sources gave no entry for a document that needs one (they counted"
+                " entries they did not yield)"
+            )
+        self._buffer.append(self.tail.encode())
+        return self._flush()
+
+    def _flush(self) -> bytes:
+        chunk = b"".join(self._buffer)
+        self._buffer = []
+        self._buffered = 0
+        return chunk
+
+
+class UrlsetEncoder(DocumentEncoder):
+    """Writes a ``<urlset>`` document from :class:`Entry` batches.
+
+    Extension namespaces (image, video, news, xhtml) are declared on ``<urlset>`` when
+    the first batch uses them, and only then; an entry of a later batch that needs one
+    more declares it on its own ``<url>`` element. Both are the same XML to a
+    namespace-aware reader and valid against the schemas, and a document of plain
+    entries stays free of unused declarations. ``namespaces`` (a mask of
+    :data:`~sitemap_core.model.extensions.NAMESPACES` bits) fixes the root's declarations
+    up front instead.
+    """
+
+    head = f'{_XML_DECLARATION}<urlset xmlns="{SITEMAP_NS}">\n'
+    tail = "</urlset>\n"
+    needs_items = True
+
+    def __init__(
+        self,
+        *,
+        chunk_bytes: int = CHUNK_BYTES,
+        max_bytes: int = MAX_SITEMAP_BYTES,
+        namespaces: int | None = None,
+    ) -> None:
+        super().__init__(chunk_bytes=chunk_bytes, max_bytes=max_bytes)
+        self._declared: int | None = None
+        if namespaces is not None:
+            self._declare(namespaces)
+
+    def _declare(self, mask: int) -> None:
+        self._declared = mask
+        if mask:
+            head = f'{_XML_DECLARATION}<urlset xmlns="{SITEMAP_NS}"{declarations(mask)}>\n'.encode()
+            self._written += len(head) - len(self._buffer[0])
+            self._buffered += len(head) - len(self._buffer[0])
+            self._buffer[0] = head
+
+    def feed(
+        self, items: Sequence[Entry], max_item_bytes: int | None = None, source: str = ""
+    ) -> bytes:
+        """As :meth:`DocumentEncoder.feed`, declaring the namespaces the entries use.
+
+        A :class:`~sitemap_core.model.rows.RowBatch` of tuple rows is validated and written
+        in one pass, without building entries (unless ``max_item_bytes`` asks for
+        each item to be measured).
+        """
+        if type(items) is RowBatch and items.rows and max_item_bytes is None:
+            if items.wide:
+                text, mask = _wide_row_elements(
+                    items.rows, items.origin, items.source, self._declared
+                )
+                if self._declared is None:
+                    self._declare(mask)
+            else:
+                if self._declared is None:
+                    self._declare(0)  # four-field rows carry no extensions
+                text = _row_elements(items.rows, items.origin, items.source)
+            self._count(len(items.rows))
+            return self._push(text.encode())
+        if not items:
+            return b""
+        declared = self._declared
+        if max_item_bytes is None:
+            # Written, and the namespaces collected, in one pass.
+            self._count(len(items))
+            text, mask = _url_elements(items, declared)
+            if declared is None:
+                self._declare(mask)
+            return self._push(text.encode())
+        if declared is None:
+            mask = 0
+            for entry in items:
+                extra = entry.extra
+                if extra is not None:
+                    mask |= extra.mask
+            self._declare(mask)
+        return super().feed(items, max_item_bytes, source)
+
+    def render(self, items: Sequence[Entry]) -> str:
+        """Return the ``<url>`` elements of ``items``."""
+        return _url_elements(items, self._declared)[0]
+
+
+class TextEncoder(DocumentEncoder):
+    """Writes a plain-text sitemap: one URI per line, UTF-8, no markup."""
+
+    def render(self, items: Sequence[Entry]) -> str:
+        """Return one line per entry."""
+        return "".join([entry.loc + "\n" for entry in items])
+
+
+class IndexEncoder(DocumentEncoder):
+    """Writes a ``<sitemapindex>`` from child locations (and optional lastmods)."""
+
+    head = f'{_XML_DECLARATION}<sitemapindex xmlns="{SITEMAP_NS}">\n'
+    tail = "</sitemapindex>\n"
+    needs_items = True
+    max_items = MAX_SITEMAPS_PER_INDEX
+
+    def render(self, items: Sequence[Entry]) -> str:
+        """Return the ``<sitemap>`` elements; only ``loc`` and ``lastmod`` are used."""
+        parts: list[str] = []
+        for entry in items:
+            parts += ("<sitemap><loc>", escape_uri(entry.loc), "</loc>")
+            if entry.lastmod is not None:
+                parts += ("<lastmod>", entry.lastmod, "</lastmod>")
+            parts.append("</sitemap>\n")
+        return "".join(parts)
+
+
+def encode_all(encoder: DocumentEncoder, entries: Iterable[Entry], batch: int = 256) -> bytes:
+    """Render a whole document at once (tests and exports; serving streams instead)."""
+    chunks: list[bytes] = []
+    pending: list[Entry] = []
+    for entry in entries:
+        pending.append(entry)
+        if len(pending) == batch:
+            chunks.append(encoder.feed(pending))
+            pending = []
+    chunks.append(encoder.feed(pending))
+    chunks.append(encoder.close())
+    return b"".join(chunks)

@@ -25,7 +25,7 @@ from sitemap_core import (
     hreflang_cluster,
     news_cutoff,
 )
-from sitemap_core.serve.aio import AsyncSliceable, AsyncUrlSource
+from sitemap_core.sources.aio import AsyncSliceable, AsyncUrlSource
 
 try:
     from .middleware import SitemapMiddleware

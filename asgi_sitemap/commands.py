@@ -17,7 +17,7 @@ from sitemap_core.build import Fetch, Fetched
 from sitemap_core.cli import CommandError, Served, middleware_base
 from sitemap_core.model.hosts import BasePolicy
 from sitemap_core.model.recent import Recent
-from sitemap_core.serve.aio import recent_changes_async
+from sitemap_core.sources.aio import recent_changes_async
 
 from .middleware import SitemapMiddleware
 from .threads import ThreadRunner

@@ -22,10 +22,11 @@ import anyio.lowlevel
 from sitemap_core import BaseURL
 from sitemap_core.memory.cache import default_cache
 from sitemap_core.model.hosts import UntrustedHostError
-from sitemap_core.serve.aio import AsyncUrlSource, count_index_parts_async, respond_async
-from sitemap_core.serve.flow import answer_robots, classify, request_headers
+from sitemap_core.serve.drive_async import count_index_parts_async, respond_async
 from sitemap_core.serve.http import Reply, plain_text
+from sitemap_core.serve.request import answer_robots, classify, request_headers
 from sitemap_core.serve.settings import Settings, SettingsArguments
+from sitemap_core.sources.aio import AsyncUrlSource
 from sitemap_core.write.robots import is_mergeable
 
 from .context import SitemapContext, _current
@@ -55,8 +56,8 @@ class SitemapMiddleware:
     """Serve ``/sitemap.xml``, its pages and ``/robots.txt`` for an ASGI app.
 
     ``sources`` maps names to sources (sync or async callables and generators, sized
-    sliceables, :class:`~sitemap_core.serve.aio.AsyncSliceable` objects) or is a list of
-    :class:`~sitemap_core.serve.aio.AsyncUrlSource`. ``routes`` adds the endpoints marked
+    sliceables, :class:`~sitemap_core.sources.aio.AsyncSliceable` objects) or is a list of
+    :class:`~sitemap_core.sources.aio.AsyncUrlSource`. ``routes`` adds the endpoints marked
     with a :class:`~asgi_sitemap.routes.SitemapRoutes`. ``router`` is found from the
     app (``scope["app"].router``) unless given.
 

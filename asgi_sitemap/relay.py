@@ -24,7 +24,7 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 
-from sitemap_core.serve.aio import Render, Share, chained
+from sitemap_core.serve.drive_async import Render, Share, chained
 
 from .threads import ThreadRunner
 
@@ -132,7 +132,8 @@ class Relays:
         return self._limiter
 
     def bound(self, task_group: Any, threads: anyio.CapacityLimiter | None = None) -> Share:
-        """The sharing hook for one request (see :func:`sitemap_core.serve.aio.respond_async`).
+        """The sharing hook for one request (see
+        :func:`sitemap_core.serve.drive_async.respond_async`).
 
         Its renders run in ``task_group``, the request's own, with a runner of their
         own (sync sources in ``threads``): the request closing its runner when its

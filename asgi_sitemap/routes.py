@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 from sitemap_core import ConfigurationError, Entry
 from sitemap_core.model.entries import ChangeFreq, LastmodInput
 from sitemap_core.model.rows import Row
-from sitemap_core.serve.aio import AsyncUrlSource, Runner
+from sitemap_core.sources.aio import AsyncUrlSource, Runner
 from sitemap_core.sources.base import check_name, coerce_batch, walk_count
 from sitemap_core.sources.params import (
     FINGERPRINT_ITEMS,

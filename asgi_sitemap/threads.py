@@ -36,7 +36,7 @@ _END = object()
 
 
 class ThreadRunner:
-    """The :class:`~sitemap_core.serve.aio.Runner` of one request, bound to its task group.
+    """The :class:`~sitemap_core.sources.aio.Runner` of one request, bound to its task group.
 
     Each sync iteration runs in one worker thread, which hands its items (batches of
     entries, or chunks a sync source's page was already written into) over a

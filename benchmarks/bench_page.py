@@ -91,8 +91,8 @@ from sitemap_core.limits import MAX_URLS_PER_SITEMAP
 from sitemap_core.memory.cache import PageCache
 from sitemap_core.model.namespaces import IMAGE_NS
 from sitemap_core.model.rows import RowBatch
-from sitemap_core.serve.aio import AsyncUrlSource
 from sitemap_core.serve.site import BATCH_SIZE
+from sitemap_core.sources.aio import AsyncUrlSource
 from sitemap_core.write.encoders import encode_all
 
 BASE_URL = "https://example.com"

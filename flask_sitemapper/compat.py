@@ -32,7 +32,8 @@ from werkzeug.routing import MapAdapter
 
 from sitemap_core import ConfigurationError, Entry, InvalidEntryError, Site, UrlSource
 from sitemap_core.model.rows import not_under
-from sitemap_core.serve.flow import Ready, Spool, finish_spooled
+from sitemap_core.serve.body import Spool
+from sitemap_core.serve.document import Ready, finish_spooled
 from sitemap_core.serve.http import ALLOWED_METHODS, XML, Reply, method_not_allowed, not_found
 from sitemap_core.serve.site import Plan
 from sitemap_core.sources.params import ParamItem, entry_defaults

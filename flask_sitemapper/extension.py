@@ -98,14 +98,7 @@ from sitemap_core.memory.cache import PageCache, default_cache
 from sitemap_core.model.entries import ChangeFreq, LastmodInput
 from sitemap_core.model.hosts import LOOPBACK_HOSTS, check_allowed_hosts, check_host
 from sitemap_core.serve.compress import accepts_gzip
-from sitemap_core.serve.flow import (
-    answer_robots,
-    count_index_parts,
-    environ_headers,
-    refuse_host,
-    request_headers,
-    respond,
-)
+from sitemap_core.serve.drive_sync import count_index_parts, respond
 from sitemap_core.serve.http import (
     ALLOWED_METHODS,
     Reply,
@@ -113,6 +106,7 @@ from sitemap_core.serve.http import (
     not_found,
     plain_text,
 )
+from sitemap_core.serve.request import answer_robots, environ_headers, refuse_host, request_headers
 from sitemap_core.serve.settings import FLASK_PREFIX, OPTIONS, Settings
 from sitemap_core.sources.base import check_name
 from sitemap_core.sources.params import Languages

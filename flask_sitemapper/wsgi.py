@@ -20,14 +20,9 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from sitemap_core import BaseURL, UrlSource
 from sitemap_core.memory.cache import default_cache
-from sitemap_core.serve.flow import (
-    answer_robots,
-    classify,
-    count_index_parts,
-    environ_headers,
-    respond,
-)
+from sitemap_core.serve.drive_sync import count_index_parts, respond
 from sitemap_core.serve.http import Reply, plain_text
+from sitemap_core.serve.request import answer_robots, classify, environ_headers
 from sitemap_core.serve.settings import Settings, SettingsArguments
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ from sitemap_core.model.hosts import LOOPBACK_HOSTS, BaseURL, UntrustedHostError
 from sitemap_core.model.images import Image
 from sitemap_core.model.news import News
 from sitemap_core.model.videos import Video
-from sitemap_core.serve.flow import iter_body, respond
+from sitemap_core.serve.drive_sync import iter_body, respond
 from sitemap_core.serve.http import Reply
 from sitemap_core.serve.settings import Settings
 from sitemap_core.serve.site import Plan, Site, Target

@@ -2,7 +2,7 @@
 
 :meth:`Site.match` names the target of a path; :meth:`Site.plan` turns the target and
 the sources' counts into a :class:`Plan`. Serving a request around these is
-:mod:`sitemap_core.serve.flow` (sync) and :mod:`sitemap_core.serve.aio` (async).
+:mod:`sitemap_core.serve.flow`, run by a sync and an async driver.
 
 Paths (relative to where the site is mounted):
 
@@ -42,7 +42,7 @@ from sitemap_core.model.rows import RowBatch, not_under
 from sitemap_core.model.xmltext import escape_uri
 from sitemap_core.serve.answers import Answers
 from sitemap_core.serve.http import HTML, TEXT, XML
-from sitemap_core.sources.base import Limits, check_name
+from sitemap_core.sources.base import BATCH_SIZE, Limits, check_name
 from sitemap_core.write.encoders import DocumentEncoder, IndexEncoder, TextEncoder, UrlsetEncoder
 from sitemap_core.write.feed import (
     DEFAULT_FEED_SIZE,
@@ -92,9 +92,6 @@ DOCUMENT_OVERHEAD = 1_024
 # Bytes of one <sitemap> element besides the escaped base URL: the tags, a lastmod of
 # 32 characters, and the path (a 64-character source name and an 18-digit page).
 _INDEX_ITEM_OVERHEAD = 200
-
-#: How many entries are pulled from a source and rendered at a time.
-BATCH_SIZE = 256
 
 
 class Named(Protocol):

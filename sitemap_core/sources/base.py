@@ -36,6 +36,7 @@ from sitemap_core.model.rows import Row, RowBatch, entry_from_row
 from sitemap_core.sources.newsroom import news_epoch
 
 __all__ = [
+    "BATCH_SIZE",
     "RESERVED_NAMES",
     "SECTION_NAME",
     "WHOLE",
@@ -45,8 +46,12 @@ __all__ = [
     "UrlSource",
     "check_name",
     "coerce_batch",
+    "named",
     "walk_count",
 ]
+
+#: How many entries are pulled from a source and rendered at a time.
+BATCH_SIZE = 256
 
 #: The stop of a range that reaches every entry: ``fingerprint(0, WHOLE)`` is the
 #: whole source's fingerprint.
@@ -262,7 +267,7 @@ class UrlSource:
         try:
             total = self._count()
         except InvalidEntryError as exc:  # an entry built while walking to count
-            raise (exc if exc.source is not None else exc.with_source(self.name)) from exc
+            raise named(exc, self.name) from exc
         if isinstance(total, bool) or not isinstance(total, int) or total < 0:
             raise ConfigurationError(
                 f"count of source {self.name!r} returned {total!r}, not a whole number"
@@ -400,3 +405,9 @@ def newest_listed(
     kept = NewestEntries(limit, since)
     kept.add(coerce_batch(list(islice(iter(listed), limit)), source))
     return kept.newest_first()
+
+
+def named(error: InvalidEntryError, source: str) -> InvalidEntryError:
+    """``error`` naming ``source``: an ``Entry`` built in the source's own code could not
+    say where it came from."""
+    return error if error.source is not None else error.with_source(source)

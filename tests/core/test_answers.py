@@ -124,7 +124,7 @@ def test_a_future_lastmod_is_clamped_on_every_request(monkeypatch: pytest.Monkey
         def now(cls, tz: Any = None) -> Any:
             return later
 
-    monkeypatch.setattr("sitemap_core.serve.flow.datetime", Clock)
+    monkeypatch.setattr("sitemap_core.serve.body.datetime", Clock)
     again = fetch(site, "/sitemap-a-1.xml", "HEAD")
     assert again.header("Last-Modified") == http_date(later)
 

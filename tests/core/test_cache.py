@@ -20,7 +20,8 @@ from redis_server import redis_server
 from sitemap_core import ConfigurationError, MemoryCache, PageCache, RedisCache, Site, respond
 from sitemap_core.memory.cache import default_cache
 from sitemap_core.model.entries import Entry
-from sitemap_core.serve.aio import AsyncUrlSource, respond_async
+from sitemap_core.serve.drive_async import respond_async
+from sitemap_core.sources.aio import AsyncUrlSource
 
 from .helpers import BASE, locs, url
 from .test_validators import GZIP, IDENTITY, FactRows, Rows, fetch, site_of

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 import pytest
 
 from sitemap_core import Entry, Site, UrlSource, respond
-from sitemap_core.serve.flow import is_sized
+from sitemap_core.serve.request import is_sized
 
 from .helpers import BASE, locs, url
 

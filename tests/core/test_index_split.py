@@ -28,8 +28,8 @@ from sitemap_core import (
 )
 from sitemap_core.limits import MAX_SITEMAP_BYTES, MAX_SITEMAPS_PER_INDEX, MAX_URL_LENGTH
 from sitemap_core.model.hosts import MAX_BASE_URL_LENGTH
-from sitemap_core.serve.aio import AsyncUrlSource
 from sitemap_core.serve.site import index_part_path
+from sitemap_core.sources.aio import AsyncUrlSource
 from sitemap_core.sources.base import Limits, check_name
 from sitemap_core.write.encoders import IndexEncoder
 from sitemap_core.write.robots import sitemap_urls

@@ -13,7 +13,7 @@ import pytest
 
 from sitemap_core import BaseURL, InvalidEntryError, Site, SitemapTooLargeError, UrlSource
 from sitemap_core.limits import MAX_SITEMAP_BYTES, MAX_URLS_PER_SITEMAP
-from sitemap_core.serve.flow import respond
+from sitemap_core.serve.drive_sync import respond
 from sitemap_core.serve.site import DOCUMENT_OVERHEAD
 from sitemap_core.sources.base import Limits
 

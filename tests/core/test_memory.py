@@ -14,7 +14,7 @@ import pytest
 from xsd import validate
 
 from sitemap_core import Entry, UrlSource, respond
-from sitemap_core.serve.flow import SPOOL_MEMORY
+from sitemap_core.serve.body import SPOOL_MEMORY
 from sitemap_core.serve.site import Site
 
 from .helpers import BASE, locs

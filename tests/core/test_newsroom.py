@@ -16,7 +16,7 @@ from asgi_sitemap import SitemapMiddleware
 from flask_sitemapper import Sitemapper
 from sitemap_core import ConfigurationError, Entry, News, Site, UrlSource, news_cutoff
 from sitemap_core.limits import MAX_NEWS_URLS
-from sitemap_core.serve.aio import AsyncUrlSource
+from sitemap_core.sources.aio import AsyncUrlSource
 from sitemap_core.sources.base import Limits
 from sitemap_core.sources.newsroom import NEWS_GRACE, NEWS_WINDOW, check_news, news_epoch
 

@@ -20,8 +20,9 @@ from sitemap_core import Entry, InvalidEntryError, Site, UrlSource, respond
 from sitemap_core.memory.cache import MemoryCache
 from sitemap_core.model.rows import PATH_CHARS, RowBatch, loc_matcher
 from sitemap_core.model.values import _COMMON_URL
-from sitemap_core.serve.aio import AsyncUrlSource, respond_async
+from sitemap_core.serve.drive_async import respond_async
 from sitemap_core.serve.site import Plan
+from sitemap_core.sources.aio import AsyncUrlSource
 from sitemap_core.sources.base import coerce_batch
 from sitemap_core.write.encoders import TextEncoder, UrlsetEncoder
 from tests.core.helpers import BASE, get, locs, parse

@@ -29,7 +29,7 @@ from xsd import IMAGE_NS, NEWS_NS, SITEMAP_NS, VIDEO_NS, XHTML_NS, validate
 import asgi_sitemap
 from flask_sitemapper import SitemapMiddleware, Sitemapper
 from sitemap_core import Entry, Image, News, UrlSource, Video
-from sitemap_core.serve.aio import AsyncUrlSource
+from sitemap_core.sources.aio import AsyncUrlSource
 
 from .conftest import BASE, Front, hello_asgi_app, hello_wsgi_app
 

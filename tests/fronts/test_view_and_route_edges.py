@@ -19,7 +19,7 @@ from starlette.testclient import TestClient
 
 from asgi_sitemap import SitemapMiddleware, SitemapRoutes
 from flask_sitemapper import Sitemapper
-from sitemap_core.serve.aio import AsyncUrlSource
+from sitemap_core.sources.aio import AsyncUrlSource
 
 from .conftest import BASE, url_list
 

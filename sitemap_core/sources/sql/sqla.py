@@ -1036,7 +1036,7 @@ class AsyncSQLAlchemySource(_Base):
     """:class:`SQLAlchemySource` for an ``AsyncEngine`` (``asyncpg``, ``psycopg``,
     ``aiosqlite``): async :meth:`count`, :meth:`slice`, :meth:`fingerprint`,
     :meth:`newest` and :meth:`recent`, the shape
-    :meth:`AsyncUrlSource.from_object <sitemap_core.serve.aio.AsyncUrlSource.from_object>`
+    :meth:`AsyncUrlSource.from_object <sitemap_core.sources.aio.AsyncUrlSource.from_object>`
     serves without a worker thread. Same arguments and costs.
     """
 

@@ -1,0 +1,316 @@
+"""The asynchronous driver of the flow: ASGI.
+
+:func:`respond_async` runs :func:`sitemap_core.serve.flow.serve`, awaiting each of its
+needs; :func:`aiter_body` pulls a plan's sources and writes its document. Sync source
+code runs off the event loop through the front's :class:`~sitemap_core.sources.aio.Runner`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from functools import partial
+from typing import Any, TypeVar
+
+from sitemap_core.errors import InvalidEntryError
+from sitemap_core.memory.cache import PageCache, cache_get, cache_set
+from sitemap_core.memory.recall import Check, StaleValidatorsError
+from sitemap_core.model.entries import Entry
+from sitemap_core.model.hosts import BaseURL
+from sitemap_core.model.rows import split_batch
+from sitemap_core.serve.body import Delivery, DocumentWriter, Slice, Spool
+from sitemap_core.serve.compress import agzip_chunks
+from sitemap_core.serve.flow import (
+    Body,
+    CacheRead,
+    CacheWrite,
+    Fact,
+    Fill,
+    Flow,
+    Need,
+    Opened,
+    RecentChanges,
+    RenderFeed,
+    index_parts,
+    serve,
+)
+from sitemap_core.serve.http import Reply
+from sitemap_core.serve.request import NO_HEADERS
+from sitemap_core.serve.site import Plan, Site
+from sitemap_core.sources.aio import AsyncUrlSource, Runner, aclose, recent_changes_async
+from sitemap_core.sources.base import BATCH_SIZE, UrlSource, named
+from sitemap_core.sources.scope import enter_request, leave_request
+
+__all__ = [
+    "HANDOVER_BYTES",
+    "Render",
+    "Share",
+    "aiter_body",
+    "chained",
+    "count_index_parts_async",
+    "respond_async",
+    "run_async",
+]
+
+T = TypeVar("T")
+
+#: A document's render: its chunks, pulling sources through the runner given.
+Render = Callable[[Runner], AsyncIterator[bytes]]
+
+#: How a front lets concurrent requests share renders: ``share(key, render)`` returns
+#: the body of the document ``key`` (its ETag, coding included), from a render of it
+#: already under way or from ``render(runner)`` started now with a runner of the
+#: front's (one no single request closes), with its first chunk already read (so a
+#: render failing before it raises here, and the front answers 500).
+Share = Callable[[str, Render], Awaitable[AsyncIterator[bytes]]]
+
+#: Bytes of finished chunks a writing thread hands the event loop at once.
+HANDOVER_BYTES = 256 * 1024
+
+
+async def respond_async(
+    site: Site[AsyncUrlSource],
+    method: str,
+    path: str,
+    base_url: Callable[[], BaseURL],
+    runner: Runner,
+    request: Mapping[str, str] = NO_HEADERS,
+    protocol: str = "1.1",
+    share: Share | None = None,
+) -> Reply | None:
+    """Answer a request asynchronously; None when ``path`` is not the site's.
+
+    As :func:`~sitemap_core.serve.drive_sync.respond`: a source error before the first
+    byte is raised here, after it the body raises. A streamed body is an async
+    iterator. With ``share``, a streamed document is rendered through it (see
+    :data:`Share`). The sources' facts are asked in one request scope (see
+    :mod:`sitemap_core.sources.scope`), which the worker threads of sync sources share.
+    """
+    scope = enter_request()
+    try:
+        flow = serve(site, method, path, base_url, request, protocol)
+        reply: Reply | None = await run_async(site, flow, runner, share)
+        return reply
+    finally:
+        leave_request(scope)
+
+
+async def count_index_parts_async(site: Site[AsyncUrlSource], base: BaseURL, runner: Runner) -> int:
+    """How many index files robots.txt lists for ``base``: one if a count fails (in a
+    request scope of its own; see :func:`~sitemap_core.serve.flow.index_parts`)."""
+    scope = enter_request()
+    try:
+        parts: int = await run_async(site, index_parts(site, base), runner)
+        return parts
+    finally:
+        leave_request(scope)
+
+
+async def run_async(
+    site: Site[AsyncUrlSource], flow: Flow, runner: Runner, share: Share | None = None
+) -> Any:
+    """Drive ``flow`` to its end, awaiting each need; its result."""
+    answer: Any = None
+    error: Exception | None = None
+    while True:
+        try:
+            need = flow.send(answer) if error is None else flow.throw(error)
+        except StopIteration as done:
+            return done.value
+        try:
+            answer, error = await _answer(site, need, runner, share), None
+        except Exception as exc:  # handed to the flow, which may recover or re-raise
+            answer, error = None, exc
+
+
+async def _answer(
+    site: Site[AsyncUrlSource], need: Need, runner: Runner, share: Share | None
+) -> Any:
+    if isinstance(need, Fact):
+        if need.kind == "count":
+            return await need.source.count(runner)
+        return await getattr(need.source, need.kind)(runner, need.start, need.stop)
+    if isinstance(need, CacheRead):
+        cache, key = site.cache, need.key
+        return None if cache is None else await _cached(cache, runner, cache_get, cache, key)
+    if isinstance(need, CacheWrite):
+        if site.cache is not None:
+            await _cached(site.cache, runner, cache_set, site.cache, need.key, need.data)
+        return None
+    if isinstance(need, RecentChanges):
+        return await recent_changes_async(need.sources, runner, need.limit, need.since)
+    if isinstance(need, RenderFeed):
+        return await runner.run_sync(need.render)
+    if isinstance(need, Fill):
+        return await _filled(need.spool, _written(need.writer(), runner))
+    return await _opened(site, need.body, runner, share)
+
+
+async def _cached(cache: PageCache, runner: Runner, call: Callable[..., T], *args: Any) -> T:
+    # A blocking cache (Redis) is asked in a worker thread, the in-process one here.
+    if cache.blocking:
+        return await runner.run_sync(partial(call, *args))
+    return call(*args)
+
+
+def aiter_body(
+    plan: Plan[AsyncUrlSource],
+    runner: Runner,
+    batch_size: int = BATCH_SIZE,
+    observe: Callable[[list[Entry]], None] | None = None,
+    check: Check | None = None,
+) -> AsyncIterator[bytes]:
+    """Stream the plan's document as chunks, pulling sources asynchronously.
+
+    With ``observe`` and ``check``, as :func:`~sitemap_core.serve.drive_sync.iter_body`.
+    """
+    return _written(DocumentWriter(plan, observe, check), runner, batch_size)
+
+
+async def _written(
+    writer: DocumentWriter[AsyncUrlSource], runner: Runner, batch_size: int = BATCH_SIZE
+) -> AsyncIterator[bytes]:
+    opening = writer.opening()
+    if opening:
+        yield opening
+    for source, start, stop in writer.plan.slices:
+        part = writer.slice(source, start, stop)
+        if source.threaded is not None:
+            # A sync source: pulled and written in one worker thread, which hands the
+            # event loop finished chunks, several at a time. The loop is free meanwhile,
+            # and the two threads do not trade the GIL for every batch. The writer is
+            # used by that thread alone until it has finished this slice.
+            handed = runner.pull_sync(
+                partial(_written_in_thread, part, source.threaded, batch_size)
+            )
+            try:
+                async for chunks in handed:
+                    for chunk in chunks:
+                        yield chunk
+            finally:
+                await aclose(handed)
+            continue
+        batches = source.batches(runner, start, part.asked, batch_size)
+        try:
+            async for batch in batches:
+                for piece in split_batch(batch, batch_size):
+                    chunk = part.write(piece)
+                    if chunk:
+                        yield chunk
+                if part.done:
+                    break
+        except InvalidEntryError as exc:
+            raise named(exc, source.name) from exc
+        finally:
+            await aclose(batches)
+        part.finish()
+    yield writer.closing()
+
+
+def _written_in_thread(
+    part: Slice[AsyncUrlSource], sync: UrlSource, batch_size: int
+) -> Iterator[list[bytes]]:
+    # The first chunk goes at once (the first byte leaves early); then chunks are
+    # grouped to about HANDOVER_BYTES per hop to the loop.
+    pending: list[bytes] = []
+    size = 0
+    first = True
+    batches = sync.batches(part.start, part.asked, batch_size)
+    try:
+        for batch in batches:
+            chunk = part.write(batch)
+            if chunk:
+                pending.append(chunk)
+                size += len(chunk)
+                if first or size >= HANDOVER_BYTES:
+                    yield pending
+                    pending, size, first = [], 0, False
+            if part.done:
+                break
+    except InvalidEntryError as exc:
+        raise named(exc, part.source.name) from exc
+    finally:
+        close = getattr(batches, "close", None)
+        if close is not None:
+            close()  # now, not by the garbage collector: a source may hold a cursor
+    if pending:
+        yield pending
+    part.finish()
+
+
+async def _filled(spool: Spool, chunks: AsyncIterator[bytes]) -> Spool:
+    # The whole of ``chunks`` written to ``spool``, which is closed if they fail.
+    try:
+        async for chunk in chunks:
+            spool.write(chunk)
+    except BaseException:
+        spool.file.close()  # the temporary file goes now, not with the traceback
+        raise
+    finally:
+        await aclose(chunks)
+    return spool
+
+
+async def _opened(
+    site: Site[AsyncUrlSource], body: Body[AsyncUrlSource], runner: Runner, share: Share | None
+) -> Opened | None:
+    # The body started: its first chunk read (a failure before it raises here), or
+    # read whole when it must carry its length.
+
+    def render(runner: Runner) -> AsyncIterator[bytes]:
+        chunks = _written(body.writer(), runner)
+        if body.coding == "gzip":
+            chunks = agzip_chunks(chunks)
+        return _delivered(chunks, body.delivery(site), runner)
+
+    if body.sized:
+        spool = await _filled(Spool("identity"), render(runner))
+        spool.file.seek(0)
+        return Opened(_replayed(spool.chunks()), spool.length)
+    try:
+        if share is not None and body.key is not None:
+            return Opened(await share(body.key, render))
+        return Opened(await _started(render(runner)))
+    except StaleValidatorsError:
+        return None
+
+
+async def _started(body: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    # ``body`` with its first chunk read.
+    try:
+        first = await anext(body)
+    except BaseException:
+        await aclose(body)
+        raise
+    return chained(first, body)
+
+
+async def _delivered(
+    chunks: AsyncIterator[bytes], delivery: Delivery, runner: Runner
+) -> AsyncIterator[bytes]:
+    try:
+        async for chunk in chunks:
+            delivery.chunk(chunk)
+            yield chunk
+    except Exception as exc:
+        delivery.failed(exc)
+        raise
+    finally:
+        await aclose(chunks)
+    document = delivery.kept()
+    if document is not None and delivery.cache is not None and delivery.key is not None:
+        await _cached(delivery.cache, runner, cache_set, delivery.cache, delivery.key, document)
+
+
+async def chained(first: bytes, rest: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    """``first``, then the chunks of ``rest``, which is closed at the end either way."""
+    try:
+        yield first
+        async for chunk in rest:
+            yield chunk
+    finally:
+        await aclose(rest)
+
+
+async def _replayed(chunks: Iterator[bytes]) -> AsyncIterator[bytes]:
+    for chunk in chunks:
+        yield chunk

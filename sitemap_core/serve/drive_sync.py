@@ -1,0 +1,200 @@
+"""The synchronous driver of the flow: WSGI, Flask and the commands.
+
+:func:`respond` runs :func:`sitemap_core.serve.flow.serve`, answering each of its
+needs with a plain call; :func:`iter_body` pulls a plan's sources and writes its
+document.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from sitemap_core.errors import InvalidEntryError
+from sitemap_core.memory.cache import cache_get, cache_set
+from sitemap_core.memory.recall import Check, StaleValidatorsError
+from sitemap_core.model.entries import Entry
+from sitemap_core.model.hosts import BaseURL
+from sitemap_core.serve.body import Delivery, DocumentWriter, Spool
+from sitemap_core.serve.compress import gzip_chunks
+from sitemap_core.serve.flow import (
+    Body,
+    CacheRead,
+    CacheWrite,
+    Fact,
+    Fill,
+    Flow,
+    Need,
+    Opened,
+    RecentChanges,
+    RenderFeed,
+    index_parts,
+    serve,
+)
+from sitemap_core.serve.http import Reply
+from sitemap_core.serve.request import NO_HEADERS
+from sitemap_core.serve.site import Plan, Site
+from sitemap_core.sources.base import BATCH_SIZE, UrlSource, named, recent_changes
+from sitemap_core.sources.scope import enter_request, leave_request
+
+__all__ = ["count_index_parts", "iter_body", "respond", "run"]
+
+
+def respond(
+    site: Site[UrlSource],
+    method: str,
+    path: str,
+    base_url: Callable[[], BaseURL],
+    request: Mapping[str, str] = NO_HEADERS,
+    protocol: str = "HTTP/1.1",
+) -> Reply | None:
+    """Answer a request synchronously; None when ``path`` is not the site's.
+
+    ``request`` holds the lower-cased request headers the core reads, ``protocol`` the
+    request's HTTP version (see :func:`~sitemap_core.serve.request.is_sized`). A source
+    error before the first byte propagates to the caller, which answers 500; after it,
+    the body raises mid-stream and the server cuts the transfer. The sources' facts are
+    asked in one request scope (see :mod:`sitemap_core.sources.scope`).
+    """
+    scope = enter_request()
+    try:
+        reply: Reply | None = run(site, serve(site, method, path, base_url, request, protocol))
+        return reply
+    finally:
+        leave_request(scope)
+
+
+def count_index_parts(site: Site[UrlSource], base: BaseURL) -> int:
+    """How many index files robots.txt lists for ``base``: one if a count fails (in a
+    request scope of its own; see :func:`~sitemap_core.serve.flow.index_parts`)."""
+    scope = enter_request()
+    try:
+        parts: int = run(site, index_parts(site, base))
+        return parts
+    finally:
+        leave_request(scope)
+
+
+def run(site: Site[UrlSource], flow: Flow) -> Any:
+    """Drive ``flow`` to its end, answering each need; its result."""
+    answer: Any = None
+    error: Exception | None = None
+    while True:
+        try:
+            need = flow.send(answer) if error is None else flow.throw(error)
+        except StopIteration as done:
+            return done.value
+        try:
+            answer, error = _answer(site, need), None
+        except Exception as exc:  # handed to the flow, which may recover or re-raise
+            answer, error = None, exc
+
+
+def _answer(site: Site[UrlSource], need: Need) -> Any:
+    if isinstance(need, Fact):
+        if need.kind == "count":
+            return need.source.count()
+        return getattr(need.source, need.kind)(need.start, need.stop)
+    if isinstance(need, CacheRead):
+        return None if site.cache is None else cache_get(site.cache, need.key)
+    if isinstance(need, CacheWrite):
+        if site.cache is not None:
+            cache_set(site.cache, need.key, need.data)
+        return None
+    if isinstance(need, RecentChanges):
+        return recent_changes(need.sources, need.limit, need.since)
+    if isinstance(need, RenderFeed):
+        return need.render()
+    if isinstance(need, Fill):
+        return _filled(need.spool, _written(need.writer()))
+    return _opened(site, need.body)
+
+
+def iter_body(
+    plan: Plan[UrlSource],
+    batch_size: int = BATCH_SIZE,
+    observe: Callable[[list[Entry]], None] | None = None,
+    check: Check | None = None,
+) -> Iterator[bytes]:
+    """Stream the plan's uncompressed document as chunks, pulling sources synchronously.
+
+    ``observe`` sees each batch; with ``check`` (a plan made from remembered counts),
+    each slice is verified as it is read (see :class:`~sitemap_core.serve.body.DocumentWriter`).
+    """
+    return _written(DocumentWriter(plan, observe, check), batch_size)
+
+
+def _written(writer: DocumentWriter[UrlSource], batch_size: int = BATCH_SIZE) -> Iterator[bytes]:
+    opening = writer.opening()
+    if opening:
+        yield opening
+    for source, start, stop in writer.plan.slices:
+        part = writer.slice(source, start, stop)
+        batches = source.batches(start, part.asked, batch_size)
+        try:
+            for batch in batches:
+                chunk = part.write(batch)
+                if chunk:
+                    yield chunk
+                if part.done:
+                    break
+        except InvalidEntryError as exc:
+            raise named(exc, source.name) from exc
+        finally:
+            _close(batches)
+        part.finish()
+    yield writer.closing()
+
+
+def _close(iterator: object) -> None:
+    # Closed now, not by the garbage collector: a source may hold a cursor.
+    close = getattr(iterator, "close", None)
+    if close is not None:
+        close()
+
+
+def _filled(spool: Spool, chunks: Iterator[bytes]) -> Spool:
+    # The whole of ``chunks`` written to ``spool``, which is closed if they fail.
+    try:
+        for chunk in chunks:
+            spool.write(chunk)
+    except BaseException:
+        spool.file.close()  # the temporary file goes now, not with the traceback
+        raise
+    return spool
+
+
+def _opened(site: Site[UrlSource], body: Body[UrlSource]) -> Opened | None:
+    # The body started: its first chunk read (a failure before it raises here), or
+    # read whole when it must carry its length.
+    chunks = _written(body.writer())
+    if body.coding == "gzip":
+        chunks = gzip_chunks(chunks)
+    stream = _delivered(chunks, body.delivery(site))
+    if body.sized:
+        spool = _filled(Spool("identity"), stream)
+        spool.file.seek(0)
+        return Opened(spool.chunks(), spool.length)
+    try:
+        first = next(stream)
+    except StaleValidatorsError:
+        return None
+    return Opened(_chained(first, stream))
+
+
+def _delivered(chunks: Iterator[bytes], delivery: Delivery) -> Iterator[bytes]:
+    try:
+        for chunk in chunks:
+            delivery.chunk(chunk)
+            yield chunk
+    except Exception as exc:
+        delivery.failed(exc)
+        raise
+    document = delivery.kept()
+    if document is not None and delivery.cache is not None and delivery.key is not None:
+        cache_set(delivery.cache, delivery.key, document)
+
+
+def _chained(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
+    yield first
+    yield from rest

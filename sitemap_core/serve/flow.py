@@ -26,7 +26,6 @@ from tempfile import SpooledTemporaryFile
 from typing import IO, Generic, Literal, TypeVar
 
 from sitemap_core.errors import InvalidEntryError
-from sitemap_core.indexnow import key_file_body
 from sitemap_core.limits import CHUNK_BYTES
 from sitemap_core.memory.cache import PageCache, cache_get, cache_set
 from sitemap_core.memory.recall import Check, Recalled, StaleValidatorsError, hash_dates, probed
@@ -43,6 +42,7 @@ from sitemap_core.serve.http import (
     not_found,
     plain_text,
 )
+from sitemap_core.serve.indexnow_key import key_file_body
 from sitemap_core.serve.site import BATCH_SIZE, Plan, S, Site, Target, check_complete
 from sitemap_core.serve.validators import (
     Validators,

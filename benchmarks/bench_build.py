@@ -8,7 +8,7 @@ times:
 
 * **serve**: GET every document a build writes, through the app's test client
   (``base_url=http://localhost``, identity coding), each body read to its end;
-* **build**: :func:`sitemap_core.build.build` into a fresh folder (``jobs=1``);
+* **build**: :func:`sitemap_commands.build.build` into a fresh folder (``jobs=1``);
 * **build -j N**: the same with ``--jobs`` worker processes (default 2).
 
 Reported: the best time of each and the ratios build / serve (target: at most 1.2x)
@@ -63,8 +63,8 @@ def serve_all(app: object, paths: list[str]) -> int:
 
 def build_once(app: object, folder: Path, jobs: int) -> object:
     """One build into a fresh folder."""
-    from sitemap_core.build import build
-    from sitemap_core.cli import find_served
+    from sitemap_commands.build import build
+    from sitemap_commands.cli import find_served
 
     served = find_served(app, BASE)
     out = folder / f"out-{time.monotonic_ns()}"

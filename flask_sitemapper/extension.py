@@ -93,7 +93,6 @@ from werkzeug.exceptions import MethodNotAllowed
 from werkzeug.routing import BaseConverter, MapAdapter
 
 from sitemap_core import BaseURL, ConfigurationError, Entry, Site, UntrustedHostError, UrlSource
-from sitemap_core.indexnow import key_file_path
 from sitemap_core.memory.cache import PageCache, default_cache
 from sitemap_core.model.entries import ChangeFreq, LastmodInput
 from sitemap_core.model.hosts import LOOPBACK_HOSTS, check_allowed_hosts, check_host
@@ -106,13 +105,13 @@ from sitemap_core.serve.http import (
     not_found,
     plain_text,
 )
+from sitemap_core.serve.indexnow_key import key_file_path
 from sitemap_core.serve.request import answer_robots, environ_headers, refuse_host, request_headers
 from sitemap_core.serve.settings import FLASK_PREFIX, OPTIONS, Settings
 from sitemap_core.sources.base import check_name
 from sitemap_core.sources.params import Languages
 from sitemap_core.write.feed import FEED_PATH
 
-from .commands import sitemap_commands
 from .compat import (
     PAGE_ARGUMENT,
     ChangefreqArgument,
@@ -136,7 +135,9 @@ logger = logging.getLogger("flask_sitemapper")
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-_EXTENSION_KEY = "sitemapper"
+#: Where the Sitemapper serving an app keeps its state, in ``app.extensions`` (the
+#: commands find a Flask app's sitemap by it).
+EXTENSION_KEY = "sitemapper"
 
 
 class _RootDocument(BaseConverter):
@@ -247,7 +248,7 @@ class Sitemapper:
         self._states[app] = state
         # One Sitemapper per app owns the paths: 1.8 apps make one per sitemap (and a
         # master for their index), each served from a route of the app's own.
-        if self.master or _EXTENSION_KEY in app.extensions:
+        if self.master or EXTENSION_KEY in app.extensions:
             if not self.master:
                 logger.info(
                     "app %r has a Sitemapper already: this one registers no route there"
@@ -255,10 +256,9 @@ class Sitemapper:
                     app.name,
                 )
             return
-        app.extensions[_EXTENSION_KEY] = state
+        app.extensions[EXTENSION_KEY] = state
         state.routes = True
         state.owner = self
-        app.cli.add_command(sitemap_commands)
         converter = "sitemapper_root" if settings.html else "sitemapper_root_xt"
         app.url_map.converters[converter] = _CONVERTERS[converter]
         rules = [f"/sitemap.<{converter}:document>"]
@@ -618,7 +618,7 @@ class Sitemapper:
         # Only the Sitemapper that owns the app's paths registers this view, and its
         # state is the app's extension entry: one dict lookup, where _state() makes a
         # weak reference to look the app up.
-        state: _AppState = app.extensions[_EXTENSION_KEY]
+        state: _AppState = app.extensions[EXTENSION_KEY]
         own_paths = self._own_paths(app, state)
         own = own_paths.get(path)
         if own is not None:
@@ -636,7 +636,7 @@ class Sitemapper:
             base = self._base_url(app, settings, self._scheme)
             # url_for() (in sources too) builds URLs with the request's URL adapter:
             # binding it to the trusted base URL keeps any forged Host out of them.
-            ctx.url_adapter = _url_adapter(app, base)
+            ctx.url_adapter = url_adapter(app, base)
             return base
 
         environ = req.environ
@@ -692,7 +692,7 @@ class Sitemapper:
 
         def base_url() -> BaseURL:
             base = self._base_url(app, settings, scheme)
-            adapters.append(_url_adapter(app, base))
+            adapters.append(url_adapter(app, base))
             ctx.url_adapter = adapters[-1]
             return base
 
@@ -807,7 +807,7 @@ class Sitemapper:
             if self._stands_aside(app, state):
                 return 1  # /sitemap.xml is the app's own: its parts are not ours to count
             saved = ctx.url_adapter
-            ctx.url_adapter = _url_adapter(app, base)
+            ctx.url_adapter = url_adapter(app, base)
             try:
                 site = self._site(app)
             except Exception:
@@ -900,7 +900,9 @@ def _allowed_hosts(config: Mapping[str, Any]) -> tuple[str, ...]:
 _ADAPTERS_KEY = "flask_sitemapper.url_adapters"
 
 
-def _url_adapter(app: Flask, base: BaseURL) -> MapAdapter:
+def url_adapter(app: Flask, base: BaseURL) -> MapAdapter:
+    """The app's URL map bound to ``base`` (its scheme, host and mount path), so that
+    ``url_for`` builds the sitemap's URLs for that base URL outside a request too."""
     adapters: dict[str, MapAdapter] | None = app.extensions.get(_ADAPTERS_KEY)
     if adapters is None:
         adapters = app.extensions.setdefault(_ADAPTERS_KEY, {})

@@ -2,10 +2,11 @@
 
 Validated entries, streaming writers, sources with range access, the site logic that
 maps a path to a document, HTTP validators, conditional requests, gzip, page caches
-and robots.txt; one table of settings (``Settings``) for every front; IndexNow
-submission for commands (``sitemap_core.indexnow``). No web framework
-is imported here; the fronts (``flask_sitemapper``, ``asgi_sitemap``) translate
-requests to and from it.
+and robots.txt; one table of settings (``Settings``) for every front; the IndexNow
+key a site serves (``sitemap_core.serve.indexnow_key``). No web framework is imported
+here; the fronts (``flask_sitemapper``, ``asgi_sitemap``) translate requests to and
+from it, and the commands (``sitemap_commands``: build, check, IndexNow submission)
+sit above the fronts.
 """
 
 from sitemap_core.errors import (
@@ -14,7 +15,6 @@ from sitemap_core.errors import (
     SitemapError,
     SitemapTooLargeError,
 )
-from sitemap_core.indexnow import IndexNowStateError, InvalidKeyError, OffHostURLError
 from sitemap_core.memory.cache import MemoryCache, PageCache, RedisCache
 from sitemap_core.model.alternates import Alternate, hreflang_cluster
 from sitemap_core.model.entries import ChangeFreq, Entry, normalise_lastmod, normalise_url
@@ -24,6 +24,7 @@ from sitemap_core.model.news import News
 from sitemap_core.model.videos import Video
 from sitemap_core.serve.drive_sync import iter_body, respond
 from sitemap_core.serve.http import Reply
+from sitemap_core.serve.indexnow_key import InvalidKeyError
 from sitemap_core.serve.settings import Settings
 from sitemap_core.serve.site import Plan, Site, Target
 from sitemap_core.sources.base import Limits, Sliceable, UrlSource
@@ -41,13 +42,11 @@ __all__ = [
     "Entry",
     "Image",
     "IndexEncoder",
-    "IndexNowStateError",
     "InvalidEntryError",
     "InvalidKeyError",
     "Limits",
     "MemoryCache",
     "News",
-    "OffHostURLError",
     "PageCache",
     "Plan",
     "RedisCache",

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 PROJECT = Path(__file__).resolve().parents[1]
-PACKAGES = ("sitemap_core", "flask_sitemapper", "asgi_sitemap")
+PACKAGES = ("sitemap_core", "flask_sitemapper", "asgi_sitemap", "sitemap_commands")
 # Copied so that the build sees them and the test can check they are left out.
 LEFT_OUT = ("tests", "examples")
 IGNORED = shutil.ignore_patterns(
@@ -58,8 +58,8 @@ def _package_files() -> set[str]:
     return {
         path.relative_to(PROJECT).as_posix()
         for package in PACKAGES
-        for path in (PROJECT / package).iterdir()
-        if path.suffix == ".py" or path.name == "py.typed"
+        for path in (PROJECT / package).rglob("*")
+        if (path.suffix == ".py" or path.name == "py.typed") and "__pycache__" not in path.parts
     }
 
 
@@ -76,7 +76,7 @@ def test_the_sdist_ships_packages_license_and_docs_but_no_tests(built: tuple[Pat
     assert not shipped, shipped
 
 
-def test_the_wheel_holds_the_three_typed_packages_and_the_license(
+def test_the_wheel_holds_the_typed_packages_and_the_license(
     built: tuple[Path, Path],
 ) -> None:
     with zipfile.ZipFile(built[1]) as wheel:
@@ -105,3 +105,14 @@ def test_the_metadata_gives_license_keywords_and_classifiers(built: tuple[Path, 
     assert not [c for c in classifiers if c.startswith("License ::")]
     extras = set(metadata.get_all("Provides-Extra") or [])
     assert {"flask", "asgi", "redis"} <= extras
+
+
+def test_the_wheel_declares_the_command_and_the_entry_points(built: tuple[Path, Path]) -> None:
+    with zipfile.ZipFile(built[1]) as wheel:
+        (name,) = [n for n in wheel.namelist() if n.endswith(".dist-info/entry_points.txt")]
+        declared = wheel.read(name).decode()
+    assert "[console_scripts]\nsitemap = sitemap_commands.cli:main\n" in declared
+    assert "[flask.commands]\nsitemap = sitemap_commands.fronts.flask:sitemap_group\n" in declared
+    assert "asgi = sitemap_commands.fronts.asgi:find\n" in declared
+    assert "flask = sitemap_commands.fronts.flask:find\n" in declared
+    assert "[sitemap_commands.fronts]\n" in declared

@@ -12,7 +12,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, Literal
 
-from sitemap_core.indexnow import key_file_body
 from sitemap_core.model.hosts import BaseURL, UntrustedHostError
 from sitemap_core.serve.compress import accepts_gzip
 from sitemap_core.serve.http import (
@@ -23,6 +22,7 @@ from sitemap_core.serve.http import (
     not_found,
     plain_text,
 )
+from sitemap_core.serve.indexnow_key import key_file_body
 from sitemap_core.serve.site import Plan, S, Site, Target
 from sitemap_core.serve.validators import (
     Validators,

@@ -28,10 +28,10 @@ from dataclasses import dataclass, fields
 from typing import Any, TypedDict, TypeVar
 
 from sitemap_core.errors import ConfigurationError, shorten
-from sitemap_core.indexnow import check_key, load_or_create_key
 from sitemap_core.limits import MAX_ROBOTS_BYTES, MAX_SITEMAPS_PER_INDEX, MAX_URLS_PER_SITEMAP
 from sitemap_core.memory.cache import PageCache, check_cache_url
 from sitemap_core.model.hosts import LOOPBACK_HOSTS, BasePolicy, BaseURL, check_allowed_hosts
+from sitemap_core.serve.indexnow_key import check_key, load_or_create_key
 from sitemap_core.serve.site import (
     DEFAULT_CACHE_CONTROL,
     Named,

@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from typing import Generic, Literal, Protocol, TypeVar
 
 from sitemap_core.errors import ConfigurationError, InvalidEntryError
-from sitemap_core.indexnow import check_key, key_file_path
 from sitemap_core.limits import (
     MAX_NEWS_URLS,
     MAX_SITEMAP_BYTES,
@@ -42,6 +41,7 @@ from sitemap_core.model.rows import RowBatch, not_under
 from sitemap_core.model.xmltext import escape_uri
 from sitemap_core.serve.answers import Answers
 from sitemap_core.serve.http import HTML, TEXT, XML
+from sitemap_core.serve.indexnow_key import check_key, key_file_path
 from sitemap_core.sources.base import BATCH_SIZE, Limits, check_name
 from sitemap_core.write.encoders import DocumentEncoder, IndexEncoder, TextEncoder, UrlsetEncoder
 from sitemap_core.write.feed import (
@@ -284,7 +284,8 @@ class Site(Generic[S]):
         self.feed = feed
         self.feed_size = check_feed_size(feed_size, "feed_size")
         self.feed_max_days = check_feed_max_days(feed_max_days, "feed_max_days")
-        #: The IndexNow key served at ``/<key>.txt`` (see :mod:`sitemap_core.indexnow`).
+        #: The IndexNow key served at ``/<key>.txt`` (see
+        #: :mod:`sitemap_core.serve.indexnow_key`).
         self.indexnow_key = None if indexnow_key is None else check_key(indexnow_key)
         self._key_path = None if indexnow_key is None else key_file_path(indexnow_key)
         self.page_size = page_size

@@ -13,7 +13,7 @@ import json
 import pytest
 from xsd import XSD_DIR
 
-from sitemap_core.checker import add_check_command
+from sitemap_commands.checker import add_check_command
 
 from .sites import PAGE_SIZE, ServedExample
 

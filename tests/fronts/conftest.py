@@ -45,7 +45,9 @@ import anyio
 import anyio.from_thread
 import httpx
 import pytest
+from click.testing import Result
 from flask import Flask, Response
+from flask.cli import FlaskGroup
 
 with warnings.catch_warnings():
     # Starlette 1.x asks for a newer HTTP client in its test client; httpx is what the
@@ -76,6 +78,19 @@ SETTINGS = (
     "feed_max_days",
     "indexnow_key",
 )
+
+
+# -- the flask command -----------------------------------------------------------------
+
+
+def flask_sitemap(app: Flask, *args: str) -> Result:
+    """``flask sitemap ARGS`` on ``app``, as the ``flask`` command runs it: a real
+    FlaskGroup, which loads the ``flask.commands`` plugins (``sitemap`` among them)."""
+    # FlaskGroup sets FLASK_RUN_FROM_CLI in os.environ; naming it here makes the runner
+    # put it back as it was, so it does not leak into later tests.
+    return app.test_cli_runner().invoke(
+        FlaskGroup(create_app=lambda: app), ["sitemap", *args], env={"FLASK_RUN_FROM_CLI": None}
+    )
 
 
 # -- source definitions shared by every front ------------------------------------------

@@ -26,11 +26,11 @@ import httpx
 import pytest
 from live import serve_live
 
-from sitemap_core.build import MANIFEST, ROBOTS_LINES, BuildError, Fetched, build
-from sitemap_core.cli import build_command, find_served
+from sitemap_commands.build import MANIFEST, ROBOTS_LINES, BuildError, Fetched, build
+from sitemap_commands.cli import build_command, find_served
 from sitemap_core.sources.sql.sqlite import SQLiteSource, install_change_log
 
-from .conftest import FRONTS, standard_sources
+from .conftest import FRONTS, flask_sitemap, standard_sources
 
 KEY = "build-test-key-0123"
 ROOT = Path(__file__).resolve().parents[2]
@@ -269,9 +269,8 @@ def test_flask_sitemap_build(tmp_path: Path) -> None:
     app = FRONTS["flask-extension"].build_app(
         standard_sources("https://example.org"), 10, feed=True
     )
-    runner = app.test_cli_runner()
     out = tmp_path / "out"
-    result = runner.invoke(args=["sitemap", "build", str(out), "--base-url", "https://example.org"])
+    result = flask_sitemap(app, "build", str(out), "--base-url", "https://example.org")
     assert result.exit_code == 0, result.output
     assert "sitemap build: 13 files (13 written, 0 unchanged), 38 URLs" in result.output
     assert (
@@ -301,7 +300,7 @@ APP_MODULE = """
 
 def run_command(tmp_path: Path, *, terminal: bool) -> tuple[int, str]:
     (tmp_path / "static_app.py").write_text(textwrap.dedent(APP_MODULE))
-    command = [sys.executable, "-m", "sitemap_core.cli", "build", "static_app:app", "out"]
+    command = [sys.executable, "-m", "sitemap_commands.cli", "build", "static_app:app", "out"]
     env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "100"}
     if not terminal:
         done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, timeout=60)

@@ -12,7 +12,7 @@ from starlette.applications import Starlette
 
 from asgi_sitemap import SitemapMiddleware as AsgiMiddleware
 from flask_sitemapper import SitemapMiddleware as WsgiMiddleware
-from sitemap_core.cli import CommandError, find_served
+from sitemap_commands.cli import CommandError, find_served
 
 URLS = ["https://example.com/a", "https://example.com/b"]
 

@@ -17,13 +17,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from flask import Flask
 from indexnow_server import IndexNowServer
 from live import serve_live
 
+from sitemap_commands.cli import find_served, indexnow, main
 from sitemap_core import Entry
-from sitemap_core.cli import find_served, indexnow, main
 
-from .conftest import FRONTS, Front
+from .conftest import FRONTS, Front, flask_sitemap
 
 HOST = "www.example.com"
 BASE = f"https://{HOST}"
@@ -165,16 +166,26 @@ def test_flask_sitemap_indexnow_is_a_flask_command(tmp_path: Path) -> None:
     posts = Posts()
     app = app_of(FRONTS["flask-extension"], posts)
     state = tmp_path / "state.json"
-    runner = app.test_cli_runner()
-    first = runner.invoke(args=["sitemap", "indexnow", "--state", str(state)])
+    first = flask_sitemap(app, "indexnow", "--state", str(state))
     assert first.exit_code == 0, first.output
     assert "recorded" in first.output
     posts.change([5])
-    listed = runner.invoke(args=["sitemap", "indexnow", "--state", str(state), "--dry-run"])
+    listed = flask_sitemap(app, "indexnow", "--state", str(state), "--dry-run")
     assert listed.exit_code == 0 and f"{BASE}/posts/5" in listed.output
     missing = app_of(FRONTS["flask-extension"], posts, key=None)  # type: ignore[arg-type]
-    refused = missing.test_cli_runner().invoke(args=["sitemap", "indexnow", "--state", str(state)])
+    refused = flask_sitemap(missing, "indexnow", "--state", str(state))
     assert refused.exit_code != 0 and "SITEMAP_INDEXNOW_KEY" in refused.output
+
+
+def test_flask_sitemap_on_an_app_without_a_sitemapper_says_what_to_do(tmp_path: Path) -> None:
+    # `flask sitemap` is a Flask plugin: the flask command offers it on every app.
+    plain = Flask("plain")
+    for args in (["indexnow", "--state", str(tmp_path / "state.json")], ["build", "out"]):
+        result = flask_sitemap(plain, *args)
+        assert result.exit_code == 1, result.output
+        assert "Error: Flask app 'plain' has no Sitemapper" in result.output
+        assert "Sitemapper(app)" in result.output
+    assert not (tmp_path / "state.json").exists()
 
 
 def test_the_key_file_is_served_as_text_on_every_front() -> None:
@@ -191,17 +202,16 @@ def test_flask_sitemap_has_the_same_subcommands_as_the_console_script(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     app = app_of(FRONTS["flask-extension"], Posts())
-    runner = app.test_cli_runner()
-    group = runner.invoke(args=["sitemap", "--help"])
+    group = flask_sitemap(app, "--help")
     assert group.exit_code == 0
     for name in ("indexnow", "build", "check"):
         assert f"  {name}" in group.output, group.output
     # check takes the console script's options as they are, with its exit statuses.
     clean = Path(__file__).parent.parent / "data" / "check" / "clean.xml"
     broken = Path(__file__).parent.parent / "data" / "check" / "priority-range.xml"
-    ok = runner.invoke(args=["sitemap", "check", str(clean), "--no-http-checks"])
+    ok = flask_sitemap(app, "check", str(clean), "--no-http-checks")
     assert ok.exit_code == 0, ok.output
-    bad = runner.invoke(args=["sitemap", "check", str(broken), "--json"])
+    bad = flask_sitemap(app, "check", str(broken), "--json")
     assert bad.exit_code == 1 and '"priority-range"' in bad.output
     assert main(["check", str(broken), "--json"]) == 1
     assert '"priority-range"' in capsys.readouterr().out

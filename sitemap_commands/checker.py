@@ -8,9 +8,9 @@ well-formed XML. The children of a local index are files beside it when they are
 relative paths, else fetched (or, with ``--base-url``, read beside it when they are
 under that URL's folder).
 
-Every rule has a stable id (see :data:`~sitemap_core.checker_rules.RULES`, and
-``sitemap check --rules``); each finding names the document, the line, the rule and the
-value. Not a percent-encoded URI: a space, a control, a character RFC 3986 forbids or a
+Every rule has a stable id (see :data:`~sitemap_commands.checker_rules.RULES`,
+and ``sitemap check --rules``); each finding names the document, the line, the rule
+and the value. Not a percent-encoded URI: a space, a control, a character RFC 3986 forbids or a
 stray ``%`` is an error (``loc-escape``: crawlers read such URLs differently);
 non-ASCII text (an IRI) is a warning (``loc-ascii``: Google reads IRIs, the protocol
 asks for escaping). The HTTP rules (validators, 304, gzip, Vary) are warnings: the
@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import IO, Any, Final, TextIO
 from urllib.parse import unquote, urlsplit
 
-from sitemap_core.checker_rules import (
+from sitemap_commands.checker_rules import (
     RULES,
     DocumentReader,
     DocumentResult,
@@ -621,7 +621,7 @@ def run_check(arguments: argparse.Namespace) -> int:
     return 1 if report.errors else 0
 
 
-def _main() -> int:  # pragma: no cover - ``python -m sitemap_core.checker``
+def _main() -> int:  # pragma: no cover - ``python -m sitemap_commands.checker``
     parser = argparse.ArgumentParser(prog="sitemap")
     add_check_command(parser.add_subparsers(dest="command", required=True))
     arguments = parser.parse_args()

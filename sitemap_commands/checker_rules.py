@@ -6,7 +6,7 @@ chunk, through expat: no tree is built, each ``<url>`` is checked when it closes
 then forgotten, so memory does not grow with the document. What a whole run must
 remember (duplicates, hreflang links) lives in :class:`Memory`, as compact digests.
 
-Standard library only (the core imports no third-party package).
+Standard library only, as the rest of ``sitemap check`` (lxml only for ``--xsd``).
 """
 
 from __future__ import annotations

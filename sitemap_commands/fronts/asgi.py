@@ -1,5 +1,8 @@
 """Where the ``sitemap`` command finds the sitemap of an ASGI app with the middleware
-(see :mod:`sitemap_core.cli`), and how it asks the app for one of its documents."""
+(see :mod:`sitemap_commands.cli`), and how it asks the app for one of its documents.
+
+:func:`find` is this front's entry in the entry-point group ``sitemap_commands.fronts``.
+"""
 
 from __future__ import annotations
 
@@ -12,17 +15,25 @@ from typing import Any
 import anyio
 import anyio.from_thread
 
+from asgi_sitemap.middleware import SitemapMiddleware
+from asgi_sitemap.threads import ThreadRunner
+from sitemap_commands.build import Fetch, Fetched
+from sitemap_commands.cli import CommandError, Served, middleware_base
 from sitemap_core import BaseURL
-from sitemap_core.build import Fetch, Fetched
-from sitemap_core.cli import CommandError, Served, middleware_base
 from sitemap_core.model.hosts import BasePolicy
 from sitemap_core.model.recent import Recent
 from sitemap_core.sources.aio import recent_changes_async
 
-from .middleware import SitemapMiddleware
-from .threads import ThreadRunner
+__all__ = ["AsgiFetcher", "asgi_served", "find"]
 
-__all__ = ["AsgiFetcher", "asgi_served"]
+
+def find(candidate: object, base: BaseURL | None, outer: object) -> Served | None:
+    """The sitemap of ``candidate`` if it is an :class:`asgi_sitemap.SitemapMiddleware`,
+    else None (see :class:`sitemap_commands.cli.Find`)."""
+    if isinstance(candidate, SitemapMiddleware):
+        return asgi_served(candidate, base, outer=outer)
+    return None
+
 
 # How many body messages may wait between the app and the file being written: enough
 # to overlap rendering with writing, few enough that memory stays flat.
@@ -82,7 +93,7 @@ class AsgiFetcher:
         }
 
     def __call__(self, path: str, headers: Mapping[str, str]) -> Fetched:
-        """See :data:`sitemap_core.build.Fetch`."""
+        """See :data:`sitemap_commands.build.Fetch`."""
         if self.prepare is not None:
             self.prepare()
         portal = self._portal_now()

@@ -1,35 +1,48 @@
 """The ``sitemap`` commands for Flask apps and WSGI apps with the middleware.
 
-``flask sitemap indexnow --state FILE`` and ``flask sitemap build OUT_DIR`` (a command
-group the extension adds to the app's CLI) do what ``sitemap indexnow APP --state
-FILE`` and ``sitemap build APP OUT_DIR`` do (see :mod:`sitemap_core.cli`); this module
-also tells those commands where the sitemap of a Flask app, or of the WSGI
-middleware, is, and how to ask the app for one of its documents.
+:func:`find` (in the entry-point group ``sitemap_commands.fronts``) tells the commands
+where the sitemap of a Flask app with a Sitemapper, or of
+:class:`flask_sitemapper.SitemapMiddleware`, is, and how to ask the app for one of its
+documents. :data:`sitemap_group` is ``flask sitemap``: ``flask sitemap indexnow
+--state FILE`` and ``flask sitemap build OUT_DIR`` do what ``sitemap indexnow APP
+--state FILE`` and ``sitemap build APP OUT_DIR`` do (see :mod:`sitemap_commands.cli`).
+It is registered in Flask's own plugin group, ``flask.commands``, so the ``flask``
+command has it for every app; on an app without a Sitemapper it says so.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 from flask import Flask, current_app
 from flask.cli import with_appcontext
 from werkzeug.test import EnvironBuilder, run_wsgi_app
 
+from flask_sitemapper.extension import EXTENSION_KEY, url_adapter
+from flask_sitemapper.wsgi import SitemapMiddleware
+from sitemap_commands.build import Fetch, Fetched
+from sitemap_commands.cli import CommandError, Served, build_command, indexnow, middleware_base
+from sitemap_commands.indexnow import DEFAULT_ENDPOINT, MAX_URLS_PER_SUBMISSION
 from sitemap_core import BaseURL, ConfigurationError
-from sitemap_core.build import Fetch, Fetched
-from sitemap_core.cli import CommandError, Served, build_command, indexnow, middleware_base
-from sitemap_core.indexnow import DEFAULT_ENDPOINT, MAX_URLS_PER_SUBMISSION
 from sitemap_core.model.hosts import BasePolicy
 from sitemap_core.model.recent import Recent
 from sitemap_core.sources.base import recent_changes
 
-if TYPE_CHECKING:
-    from .wsgi import SitemapMiddleware
+__all__ = ["find", "flask_served", "sitemap_group", "wsgi_fetch", "wsgi_served"]
 
-__all__ = ["flask_served", "sitemap_commands", "wsgi_fetch", "wsgi_served"]
+
+def find(candidate: object, base: BaseURL | None, outer: object) -> Served | None:
+    """The sitemap of ``candidate`` if it is a Flask app with a Sitemapper or a
+    :class:`flask_sitemapper.SitemapMiddleware`, else None (see
+    :class:`sitemap_commands.cli.Find`)."""
+    if isinstance(candidate, Flask) and EXTENSION_KEY in candidate.extensions:
+        return flask_served(candidate, base, outer=outer)
+    if isinstance(candidate, SitemapMiddleware):
+        return wsgi_served(candidate, base, outer=outer)
+    return None
 
 
 def wsgi_fetch(app: Any, base: BaseURL, prepare: Callable[[], None] | None = None) -> Fetch:
@@ -59,9 +72,14 @@ def flask_served(app: Flask, base: BaseURL | None = None, *, outer: Any = None) 
     app's ``SITEMAP_BASE_URL`` when the first document is fetched: the command builds
     the sitemap for the base URL it is given.
     """
-    from .extension import _EXTENSION_KEY, _url_adapter
-
-    state = app.extensions[_EXTENSION_KEY]
+    state = app.extensions.get(EXTENSION_KEY)
+    if state is None:
+        # `flask sitemap` is there for every app (a Flask plugin), with a Sitemapper or not.
+        raise CommandError(
+            f"Flask app {app.name!r} has no Sitemapper: the sitemap commands need one;"
+            " create it with Sitemapper(app), or call sitemapper.init_app(app), in the"
+            " app the flask command loads"
+        )
     sitemapper = state.owner
     settings = sitemapper._settings(app)
     if base is None:
@@ -80,7 +98,7 @@ def flask_served(app: Flask, base: BaseURL | None = None, *, outer: Any = None) 
         # Sources (route sources above all) build URLs with url_for: in a request
         # context bound to the base URL, as a request for the sitemap has.
         with app.test_request_context("/", base_url=known.url) as ctx:
-            ctx.url_adapter = _url_adapter(app, known)
+            ctx.url_adapter = url_adapter(app, known)
             site = sitemapper._site(app)
             return recent_changes(site.sources.values(), limit, since)
 
@@ -119,11 +137,11 @@ def wsgi_served(
 
 
 @click.group("sitemap")
-def sitemap_commands() -> None:
+def sitemap_group() -> None:
     """The sitemap of this app (flask_sitemapper)."""
 
 
-@sitemap_commands.command("indexnow")
+@sitemap_group.command("indexnow")
 @click.option("--state", required=True, help="JSON file keeping the last submission.")
 @click.option("--base-url", default=None, help="The site's base URL, if its settings name none.")
 @click.option("--endpoint", default=DEFAULT_ENDPOINT, show_default=True, help="IndexNow endpoint.")
@@ -158,7 +176,7 @@ def indexnow_command(**options: Any) -> None:
         raise SystemExit(status)
 
 
-@sitemap_commands.command("build")
+@sitemap_group.command("build")
 @click.argument("out_dir", type=click.Path(file_okay=False))
 @click.option("--base-url", default=None, help="The site's base URL, if its settings name none.")
 @click.option("--gzip", is_flag=True, help="Also write a .gz twin of each document.")
@@ -179,7 +197,7 @@ def build_command_(out_dir: str, base_url: str | None, gzip: bool, jobs: int) ->
         raise SystemExit(status)
 
 
-@sitemap_commands.command(
+@sitemap_group.command(
     "check",
     # The options are the checker's own (argparse), passed through as given.
     context_settings={"ignore_unknown_options": True, "help_option_names": []},
@@ -189,7 +207,7 @@ def check_command(arguments: tuple[str, ...]) -> None:
     """Check a site's sitemaps as a crawler reads them (options: --help)."""
     import argparse
 
-    from sitemap_core.checker import add_check_command
+    from sitemap_commands.checker import add_check_command
 
     parser = argparse.ArgumentParser(prog="flask sitemap")
     add_check_command(parser.add_subparsers(dest="command", required=True))

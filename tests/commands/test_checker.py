@@ -24,8 +24,8 @@ from typing import Any
 
 import pytest
 
-from sitemap_core.checker import add_check_command, check
-from sitemap_core.checker_rules import RULES, DigestSet, check_lastmod, digest
+from sitemap_commands.checker import add_check_command, check
+from sitemap_commands.checker_rules import RULES, DigestSet, check_lastmod, digest
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "check"
 XSD_DIR = Path(__file__).resolve().parents[3] / "shared" / "xsd"
@@ -380,7 +380,7 @@ def test_a_missing_start_sitemap_is_unreachable(
 def test_xsd_without_lxml_names_the_install(tmp_path: Path) -> None:
     script = (
         "import sys, argparse; sys.modules['lxml'] = None\n"
-        "from sitemap_core.checker import add_check_command\n"
+        "from sitemap_commands.checker import add_check_command\n"
         "p = argparse.ArgumentParser(); add_check_command(p.add_subparsers())\n"
         f"a = p.parse_args(['check', {str(DATA / 'clean.xml')!r}, '--xsd', '.'])\n"
         "sys.exit(a.func(a))\n"

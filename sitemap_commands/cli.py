@@ -1,32 +1,34 @@
 """The ``sitemap`` command: work on the sitemap of an app from a shell or a cron job.
 
 ``sitemap indexnow APP --state FILE`` submits to IndexNow the URLs changed since the
-last successful submission (see :mod:`sitemap_core.indexnow`). ``sitemap build APP
-OUT_DIR`` writes every document the app serves as static files (see
-:mod:`sitemap_core.build`). ``APP`` is
-``module:attribute``, as for gunicorn and uvicorn: a Flask app with the extension, or
-any WSGI / ASGI app with the package's middleware somewhere in its stack (Starlette's
-``Middleware`` list and FastAPI's ``add_middleware`` included). Flask apps also get the
-same commands as ``flask sitemap ...``.
+last successful submission (see :mod:`sitemap_commands.indexnow`). ``sitemap build
+APP OUT_DIR`` writes every document the app serves as static files (see
+:mod:`sitemap_commands.build`). ``APP`` is ``module:attribute``, as for gunicorn and
+uvicorn: a Flask app with the extension, or any WSGI / ASGI app with the package's
+middleware somewhere in its stack (Starlette's ``Middleware`` list and FastAPI's
+``add_middleware`` included). Flask apps also get the same commands as
+``flask sitemap ...``.
 
-The core imports no framework: the module of each front is imported here only when
-the app given is of that front, to read its sitemap (see :class:`Served`).
+The commands know no front by name: each front makes itself known through the
+entry-point group :data:`FRONTS_GROUP`, whose entries are :class:`Find` functions
+(see :mod:`sitemap_commands.fronts`), and says whether an object of the app's stack is
+its kind and where its sitemap is (a :class:`Served`).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, Final, Protocol, TextIO
 from urllib.parse import urlsplit
 
-from sitemap_core.errors import ConfigurationError, SitemapError
-from sitemap_core.indexnow import (
+from sitemap_commands.indexnow import (
     DEFAULT_ENDPOINT,
     MAX_URLS_PER_SUBMISSION,
     SubmissionState,
@@ -37,6 +39,7 @@ from sitemap_core.indexnow import (
     select_changed,
     submit_changed,
 )
+from sitemap_core.errors import ConfigurationError, SitemapError
 from sitemap_core.model.hosts import BaseURL
 from sitemap_core.model.recent import Recent
 
@@ -46,10 +49,24 @@ OVERLAP = timedelta(minutes=5)
 DATE_GRACE = timedelta(days=1, hours=12)
 
 if TYPE_CHECKING:
-    from sitemap_core.build import Fetch
+    from sitemap_commands.build import Fetch
     from sitemap_core.serve.site import Site
 
-__all__ = ["Served", "build_command", "find_served", "indexnow", "load_app", "main"]
+__all__ = [
+    "FRONTS_GROUP",
+    "CommandError",
+    "Find",
+    "Served",
+    "build_command",
+    "find_served",
+    "indexnow",
+    "load_app",
+    "main",
+]
+
+#: The entry-point group in which a front names its :class:`Find` function, as Flask's
+#: CLI finds its plugins in ``flask.commands``.
+FRONTS_GROUP: Final = "sitemap_commands.fronts"
 
 
 def _nothing() -> None:
@@ -79,6 +96,19 @@ class Served:
 
 class CommandError(SitemapError):
     """A command cannot do what it was asked: the message says why and what to do."""
+
+
+class Find(Protocol):
+    """What a front registers in :data:`FRONTS_GROUP`: ``find(candidate, base, outer)``.
+
+    ``candidate`` is one object of the app's stack (the app, then what it wraps);
+    ``base`` the base URL the command was given, if any; ``outer`` the whole app, what
+    a server runs (documents are fetched from it). The answer is the sitemap served by
+    ``candidate`` if it is of the front's kind, else None.
+    """
+
+    def __call__(self, candidate: object, base: BaseURL | None, outer: object) -> Served | None:
+        """The sitemap ``candidate`` serves, or None when it is not of this front."""
 
 
 def middleware_base(given: BaseURL | None, configured: BaseURL | None, kind: str) -> BaseURL:
@@ -120,27 +150,33 @@ def find_served(app: object, base_url: str | None = None) -> Served:
     else the one its settings name. Its :attr:`~Served.fetch` asks ``app`` itself
     (the whole stack, as a server would), not only the part that serves the sitemap."""
     base = None if base_url is None else BaseURL.parse(base_url)
-    candidate: Any
+    finders, missing = _fronts()
     for candidate in _stack(app):
-        flask_app = _flask_with_sitemapper(candidate)
-        if flask_app is not None:
-            from flask_sitemapper.commands import flask_served  # the app uses Flask
-
-            return flask_served(flask_app, base, outer=app)
-        module = type(candidate).__module__
-        if type(candidate).__name__ == "SitemapMiddleware" and module.startswith("flask_"):
-            from flask_sitemapper.commands import wsgi_served
-
-            return wsgi_served(candidate, base, outer=app)
-        if type(candidate).__name__ == "SitemapMiddleware" and module.startswith("asgi_"):
-            from asgi_sitemap.commands import asgi_served
-
-            return asgi_served(candidate, base, outer=app)
+        for find in finders:
+            served = find(candidate, base, app)
+            if served is not None:
+                return served
+    # A front that could not be loaded (its framework is not installed) may be the one
+    # the app uses: say so rather than let the message below mislead.
+    unloaded = "".join(f"; the {name} front was not loaded ({why})" for name, why in missing)
     raise CommandError(
         f"{app!r} serves no sitemap of this package: give a Flask app with a Sitemapper,"
         " or an app with flask_sitemapper.SitemapMiddleware or"
-        " asgi_sitemap.SitemapMiddleware in its stack"
+        f" asgi_sitemap.SitemapMiddleware in its stack{unloaded}"
     )
+
+
+def _fronts() -> tuple[list[Find], list[tuple[str, str]]]:
+    # The Find of every installed front, and the fronts whose import failed (their
+    # framework is not installed: Flask, Starlette), each with the reason.
+    finders: list[Find] = []
+    missing: list[tuple[str, str]] = []
+    for entry in importlib.metadata.entry_points(group=FRONTS_GROUP):
+        try:
+            finders.append(entry.load())
+        except ImportError as exc:
+            missing.append((entry.name, str(exc)))
+    return finders, missing
 
 
 def _stack(app: object) -> Iterator[object]:
@@ -161,13 +197,6 @@ def _stack(app: object) -> Iterator[object]:
             inner = getattr(candidate, name, None)
             if inner is not None and not isinstance(inner, type):
                 pending.append(inner)
-
-
-def _flask_with_sitemapper(candidate: object) -> Any:
-    extensions = getattr(candidate, "extensions", None)
-    if isinstance(extensions, dict) and "sitemapper" in extensions:
-        return candidate
-    return None
 
 
 class TooManyChangesError(CommandError):
@@ -292,7 +321,7 @@ def build_command(
     """``sitemap build``: build ``served`` into ``out_dir`` with progress on ``out``;
     the exit status (1 when the build failed, 130 when interrupted: either way the
     previous output is left as it was)."""
-    from sitemap_core.build import BuildError, build, choose_progress
+    from sitemap_commands.build import BuildError, build, choose_progress
 
     out = out or sys.stdout
     try:
@@ -318,7 +347,7 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_check_command(commands: Any) -> None:
-    # `sitemap check` lives in its own module (sitemap_core.checker), which registers
+    # `sitemap check` lives in its own module (sitemap_commands.checker), which registers
     # its parser and sets `func`; the command line works without it.
     try:
         checker = importlib.import_module(f"{__package__}.checker")

@@ -1,10 +1,10 @@
 """Static builds: every document an app serves, written as files (``sitemap build``).
 
 A build asks the app itself for each document, through the front that serves it
-(:attr:`~sitemap_core.cli.Served.fetch`: the WSGI or ASGI app called in-process, with
-the base URL's host), so the files are the bytes the running app sends for that base
-URL, never a second rendering that could drift from it. It finds the documents as a
-crawler does: ``/sitemap.xml``; if that is an index, its further parts
+(:attr:`~sitemap_commands.cli.Served.fetch`: the WSGI or ASGI app called in-process,
+with the base URL's host), so the files are the bytes the running app sends for that
+base URL, never a second rendering that could drift from it. It finds the documents as
+a crawler does: ``/sitemap.xml``; if that is an index, its further parts
 (``/sitemap-index-N.xml``) and the child pages they list, each also in text
 (``.txt``); the feed when the site serves one; the IndexNow key file when it has a
 key; robots.txt last (it names the index parts).
@@ -47,12 +47,12 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from sitemap_core.errors import SitemapError
-from sitemap_core.indexnow import key_file_path
 from sitemap_core.serve.compress import GzipStream
+from sitemap_core.serve.indexnow_key import key_file_path
 from sitemap_core.write.feed import FEED_PATH
 
 if TYPE_CHECKING:
-    from sitemap_core.cli import Served
+    from sitemap_commands.cli import Served
 
 __all__ = [
     "MANIFEST",

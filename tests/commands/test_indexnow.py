@@ -1,4 +1,5 @@
-"""IndexNow (issue 13): keys, submission and "what changed since", against real servers.
+"""IndexNow (issue 13): submission and "what changed since", against real servers (the
+key a site serves is tested in tests/core/test_indexnow_key.py).
 
 Every submission goes over HTTP to ``indexnow_server.IndexNowServer`` on 127.0.0.1,
 which checks what it receives as an engine does and fetches the key file from a real
@@ -20,33 +21,25 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 from indexnow_server import IndexNowServer, SiteServer, site_and_endpoint
 
-from sitemap_core import ConfigurationError, InvalidEntryError
-from sitemap_core.indexnow import (
+from sitemap_commands.indexnow import (
     DEFAULT_ENDPOINT,
-    KEY_FILE_CONTENT_TYPE,
     MAX_URLS_PER_SUBMISSION,
     IndexNowStateError,
-    InvalidKeyError,
     OffHostURLError,
     SubmissionState,
     check_endpoint,
     check_host,
-    check_key,
-    generate_key,
-    key_file_body,
-    key_file_path,
-    load_or_create_key,
     load_state,
     save_state,
     select_changed,
     submit,
     submit_changed,
 )
+from sitemap_core import ConfigurationError, InvalidEntryError
 from sitemap_core.model.values import LastmodInput
+from sitemap_core.serve.indexnow_key import generate_key, key_file_body, key_file_path
 
 HOST = "www.example.com"
 KEY = "0123456789abcdef0123456789abcdef"
@@ -78,115 +71,6 @@ def closed_port_url() -> str:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     return f"http://127.0.0.1:{port}/indexnow"
-
-
-# -- the key --------------------------------------------------------------------------------
-
-
-def test_a_generated_key_is_valid_and_new_each_time() -> None:
-    keys = {generate_key() for _ in range(20)}
-    assert len(keys) == 20
-    for key in keys:
-        assert check_key(key) == key
-        assert len(key) == 32
-
-
-def test_the_key_file_path_and_body() -> None:
-    assert key_file_path(KEY) == f"/{KEY}.txt"
-    assert key_file_body(KEY) == KEY.encode("utf-8")
-    assert KEY_FILE_CONTENT_TYPE == "text/plain; charset=utf-8"
-    with pytest.raises(InvalidKeyError, match=r"^key='short'"):
-        key_file_path("short")
-
-
-@pytest.mark.parametrize(
-    ("value", "reason"),
-    [
-        ("abc", "is 3 characters long (too short)"),
-        ("a" * 129, "is 129 characters long (too long)"),
-        ("abcdefgh_1", "holds the character '_'"),
-        ("abcdéfghij", "holds the character 'é'"),
-        ("abcdefgh ", "has white space around it"),
-        ("\nabcdefgh", "has white space around it"),
-        ("", "is 0 characters long (too short)"),
-        (12345678, "is a int, not a str"),
-        (None, "is a NoneType, not a str"),
-    ],
-)
-def test_a_bad_key_is_refused_naming_the_setting_and_what_is_wrong(
-    value: object, reason: str
-) -> None:
-    with pytest.raises(InvalidKeyError) as caught:
-        check_key(value, "SITEMAP_INDEXNOW_KEY")
-    message = str(caught.value)
-    assert message.startswith("SITEMAP_INDEXNOW_KEY=")
-    assert reason in message
-    assert "8 to 128 characters of a-z, A-Z, 0-9 and '-'" in message
-    assert caught.value.setting == "SITEMAP_INDEXNOW_KEY"
-    assert isinstance(caught.value, ConfigurationError)  # one except catches set-up errors
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    st.one_of(
-        st.text(max_size=140),
-        st.text(alphabet="abcXYZ019-", min_size=6, max_size=132),
-        st.text(alphabet="abcXYZ019-_ .", min_size=7, max_size=10),
-    )
-)
-def test_key_validation_accepts_exactly_the_protocols_keys(value: str) -> None:
-    expected = 8 <= len(value) <= 128 and all(
-        c.isascii() and (c.isalnum() or c == "-") for c in value
-    )
-    try:
-        accepted = check_key(value, "indexnow_key")
-    except InvalidKeyError as error:
-        assert not expected, value
-        assert str(error).startswith("indexnow_key=")
-        assert error.value == value
-        return
-    assert expected, value
-    assert accepted == value
-    assert key_file_path(value) == f"/{value}.txt"
-    assert key_file_body(value).decode("ascii") == value
-
-
-def test_a_key_is_generated_once_stored_and_reused(tmp_path: Path) -> None:
-    path = tmp_path / "indexnow-key"
-    first = load_or_create_key(path)
-    assert check_key(first) == first
-    assert path.read_text(encoding="utf-8").strip() == first
-    stored = path.stat()
-    assert load_or_create_key(path) == first
-    assert load_or_create_key(str(path)) == first
-    assert path.stat().st_mtime_ns == stored.st_mtime_ns  # read, not rewritten
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["indexnow-key"]  # no temp left
-
-
-def test_a_key_written_by_hand_is_used_and_a_bad_one_named(tmp_path: Path) -> None:
-    path = tmp_path / "key"
-    path.write_text(KEY + "\n", encoding="utf-8")  # an editor's final newline is fine
-    assert load_or_create_key(path) == KEY
-    path.write_text("not a key!\n", encoding="utf-8")
-    with pytest.raises(InvalidKeyError, match=r"key file .*key'=.*holds the character ' '"):
-        load_or_create_key(path)
-    assert path.read_text(encoding="utf-8") == "not a key!\n"  # never replaced
-
-
-def test_a_key_file_that_appears_meanwhile_wins(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Another process creates the file between our read and our link: its key is kept.
-    path = tmp_path / "key"
-    real_link = os.link
-
-    def racing_link(source: Any, target: Any) -> None:
-        Path(target).write_text(KEY, encoding="utf-8")
-        real_link(source, target)
-
-    monkeypatch.setattr(os, "link", racing_link)
-    assert load_or_create_key(path) == KEY
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["key"]
 
 
 # -- checks before any request --------------------------------------------------------------

@@ -8,8 +8,10 @@ The core's public names are re-exported, so one import suffices. It needs the
 :class:`ImportError` that says so.
 """
 
-from sitemap_core import (
+from sitemap_core.serve.front import (
     Alternate,
+    AsyncSliceable,
+    AsyncUrlSource,
     ChangeFreq,
     ConfigurationError,
     Entry,
@@ -25,7 +27,6 @@ from sitemap_core import (
     hreflang_cluster,
     news_cutoff,
 )
-from sitemap_core.sources.aio import AsyncSliceable, AsyncUrlSource
 
 try:
     from .middleware import SitemapMiddleware

@@ -19,15 +19,22 @@ from typing import Any, Unpack
 import anyio
 import anyio.lowlevel
 
-from sitemap_core import BaseURL
-from sitemap_core.memory.cache import default_cache
-from sitemap_core.model.hosts import UntrustedHostError
-from sitemap_core.serve.drive_async import count_index_parts_async, respond_async
-from sitemap_core.serve.http import Reply, plain_text
-from sitemap_core.serve.request import answer_robots, classify, request_headers
-from sitemap_core.serve.settings import Settings, SettingsArguments
-from sitemap_core.sources.aio import AsyncUrlSource
-from sitemap_core.write.robots import is_mergeable
+from sitemap_core.serve.front import (
+    AsyncUrlSource,
+    BaseURL,
+    Reply,
+    Settings,
+    SettingsArguments,
+    UntrustedHostError,
+    answer_robots,
+    classify,
+    count_index_parts_async,
+    default_cache,
+    is_mergeable,
+    plain_text,
+    request_headers,
+    respond_async,
+)
 
 from .context import SitemapContext, _current
 from .relay import Relays

@@ -24,7 +24,7 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 
-from sitemap_core.serve.drive_async import Render, Share, chained
+from sitemap_core.serve.front import Render, Share, chained
 
 from .threads import ThreadRunner
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from sitemap_core import (
+from sitemap_core.serve.front import (
     Alternate,
     ChangeFreq,
     ConfigurationError,

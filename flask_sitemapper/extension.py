@@ -92,25 +92,40 @@ from flask.globals import request_ctx
 from werkzeug.exceptions import MethodNotAllowed
 from werkzeug.routing import BaseConverter, MapAdapter
 
-from sitemap_core import BaseURL, ConfigurationError, Entry, Site, UntrustedHostError, UrlSource
-from sitemap_core.memory.cache import PageCache, default_cache
-from sitemap_core.model.entries import ChangeFreq, LastmodInput
-from sitemap_core.model.hosts import LOOPBACK_HOSTS, check_allowed_hosts, check_host
-from sitemap_core.serve.compress import accepts_gzip
-from sitemap_core.serve.drive_sync import count_index_parts, respond
-from sitemap_core.serve.http import (
+from sitemap_core.serve.front import (
     ALLOWED_METHODS,
+    FEED_PATH,
+    FLASK_PREFIX,
+    LOOPBACK_HOSTS,
+    OPTIONS,
+    BaseURL,
+    ChangeFreq,
+    ConfigurationError,
+    Entry,
+    Languages,
+    LastmodInput,
+    PageCache,
     Reply,
+    Settings,
+    Site,
+    UntrustedHostError,
+    UrlSource,
+    accepts_gzip,
+    answer_robots,
+    check_allowed_hosts,
+    check_host,
+    check_name,
+    count_index_parts,
+    default_cache,
+    environ_headers,
+    key_file_path,
     method_not_allowed,
     not_found,
     plain_text,
+    refuse_host,
+    request_headers,
+    respond,
 )
-from sitemap_core.serve.indexnow_key import key_file_path
-from sitemap_core.serve.request import answer_robots, environ_headers, refuse_host, request_headers
-from sitemap_core.serve.settings import FLASK_PREFIX, OPTIONS, Settings
-from sitemap_core.sources.base import check_name
-from sitemap_core.sources.params import Languages
-from sitemap_core.write.feed import FEED_PATH
 
 from .compat import (
     PAGE_ARGUMENT,

@@ -18,12 +18,20 @@ from http import HTTPStatus
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Unpack
 
-from sitemap_core import BaseURL, UrlSource
-from sitemap_core.memory.cache import default_cache
-from sitemap_core.serve.drive_sync import count_index_parts, respond
-from sitemap_core.serve.http import Reply, plain_text
-from sitemap_core.serve.request import answer_robots, classify, environ_headers
-from sitemap_core.serve.settings import Settings, SettingsArguments
+from sitemap_core.serve.front import (
+    BaseURL,
+    Reply,
+    Settings,
+    SettingsArguments,
+    UrlSource,
+    answer_robots,
+    classify,
+    count_index_parts,
+    default_cache,
+    environ_headers,
+    plain_text,
+    respond,
+)
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment

@@ -21,7 +21,7 @@ from sitemap_core.model.entries import ChangeFreq, Entry, normalise_lastmod, nor
 from sitemap_core.model.hosts import LOOPBACK_HOSTS, BaseURL, UntrustedHostError, host_is_allowed
 from sitemap_core.model.images import Image
 from sitemap_core.model.news import News
-from sitemap_core.model.videos import Video
+from sitemap_core.model.videos import Platform, Price, Restriction, Video
 from sitemap_core.serve.drive_sync import iter_body, respond
 from sitemap_core.serve.http import Reply
 from sitemap_core.serve.indexnow_key import InvalidKeyError
@@ -49,8 +49,11 @@ __all__ = [
     "News",
     "PageCache",
     "Plan",
+    "Platform",
+    "Price",
     "RedisCache",
     "Reply",
+    "Restriction",
     "Settings",
     "Site",
     "SitemapError",

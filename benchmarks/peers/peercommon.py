@@ -295,67 +295,16 @@ def check_document(record: Fetch, body: bytes, raw: list[Raw]) -> dict[str, Any]
         defects.append(f"status {record.status}")
     if record.header("Content-Encoding"):
         defects.append(f"Content-Encoding {record.header('Content-Encoding')} not asked for")
-    try:
-        root = ET.fromstring(body)
-    except ET.ParseError as error:
-        repaired = _BARE_AMP.sub(b"&amp;", body)
-        try:
-            root = ET.fromstring(repaired)
-        except ET.ParseError:
-            defects.append(f"not well-formed XML ({error})")
-            return {"valid": False, "urls": body.count(b"<url>"), "defects": defects}
-        # Go on with the '&' escaped, so that the other checks still say something.
-        defects.append(
-            f"not well-formed XML: '&' written unescaped ({error}; the other checks ran "
-            "with it escaped)"
-        )
+    root = _parsed(body, defects)
+    if root is None:
+        return {"valid": False, "urls": body.count(b"<url>"), "defects": defects}
     if root.tag != f"{{{SITEMAP_NS}}}urlset":
         defects.append(f"root element {root.tag}, not urlset")
     urls = root.findall(f"{{{SITEMAP_NS}}}url")
     if len(urls) != len(raw):
         defects.append(f"{len(urls):,} <url> elements, the data has {len(raw):,}")
-    for url, (loc, lastmod, changefreq, priority) in zip(urls, raw, strict=False):
-        fields: dict[str, str] = {}
-        names = [child.tag.rpartition("}")[2] for child in url]
-        for child, name in zip(url, names, strict=True):
-            fields[name] = (child.text or "").strip()
-        ranks = [_ORDER.index(name) if name in _ORDER else -1 for name in names]
-        if ranks != sorted(ranks) or len(set(names)) != len(names) or -1 in ranks:
-            tally.add("children not in the XSD's order loc, lastmod, changefreq, priority", loc)
-        if fields.get("loc") != loc:
-            losses.add("loc other than the data's", repr(fields.get("loc")))
-        written = fields.get("lastmod")
-        if written is None:
-            losses.add("lastmod left out", loc)
-        else:
-            if not _W3C.fullmatch(written):
-                if _NO_ZONE.fullmatch(written) and "T" in written:
-                    tally.add("lastmod with a time but no time zone (not W3C Datetime)", written)
-                else:
-                    tally.add("lastmod not W3C Datetime", written)
-            difference = _same_instant(written, lastmod)
-            if difference:
-                losses.add(difference, f"{written} for {lastmod.isoformat()}")
-        word = fields.get("changefreq")
-        if word is None:
-            losses.add("changefreq left out", loc)
-        elif word not in CHANGEFREQS:
-            tally.add("changefreq not one of the seven words", word)
-        elif word != changefreq:
-            losses.add("changefreq other than the data's", word)
-        number = fields.get("priority")
-        if number is None:
-            losses.add(f"priority left out (the data has {priority})", loc)
-        else:
-            try:
-                value = float(number)
-            except ValueError:
-                tally.add("priority not a number", number)
-            else:
-                if not 0.0 <= value <= 1.0:
-                    tally.add("priority out of 0.0-1.0", number)
-                elif value != priority:
-                    losses.add("priority other than the data's", number)
+    for url, item in zip(urls, raw, strict=False):
+        _check_url(url, item, tally, losses)
     defects += tally.lines()
     return {
         "valid": not defects,
@@ -363,6 +312,79 @@ def check_document(record: Fetch, body: bytes, raw: list[Raw]) -> dict[str, Any]
         "defects": defects,
         "losses": losses.lines(),
     }
+
+
+def _parsed(body: bytes, defects: list[str]) -> ET.Element | None:
+    # The document's root, or None (a defect said) when it is not XML at all.
+    try:
+        return ET.fromstring(body)
+    except ET.ParseError as error:
+        repaired = _BARE_AMP.sub(b"&amp;", body)
+        try:
+            root = ET.fromstring(repaired)
+        except ET.ParseError:
+            defects.append(f"not well-formed XML ({error})")
+            return None
+        # Go on with the '&' escaped, so that the other checks still say something.
+        defects.append(
+            f"not well-formed XML: '&' written unescaped ({error}; the other checks ran "
+            "with it escaped)"
+        )
+        return root
+
+
+def _check_url(url: ET.Element, item: Raw, tally: _Tally, losses: _Tally) -> None:
+    # One <url> against the data's row: its children's order, then each field.
+    loc, lastmod, changefreq, priority = item
+    names = [child.tag.rpartition("}")[2] for child in url]
+    fields = {name: (child.text or "").strip() for child, name in zip(url, names, strict=True)}
+    ranks = [_ORDER.index(name) if name in _ORDER else -1 for name in names]
+    if ranks != sorted(ranks) or len(set(names)) != len(names) or -1 in ranks:
+        tally.add("children not in the XSD's order loc, lastmod, changefreq, priority", loc)
+    if fields.get("loc") != loc:
+        losses.add("loc other than the data's", repr(fields.get("loc")))
+    _check_lastmod(fields.get("lastmod"), lastmod, loc, tally, losses)
+    word = fields.get("changefreq")
+    if word is None:
+        losses.add("changefreq left out", loc)
+    elif word not in CHANGEFREQS:
+        tally.add("changefreq not one of the seven words", word)
+    elif word != changefreq:
+        losses.add("changefreq other than the data's", word)
+    _check_priority(fields.get("priority"), priority, loc, tally, losses)
+
+
+def _check_lastmod(
+    written: str | None, lastmod: Any, loc: str, tally: _Tally, losses: _Tally
+) -> None:
+    if written is None:
+        losses.add("lastmod left out", loc)
+        return
+    if not _W3C.fullmatch(written):
+        if _NO_ZONE.fullmatch(written) and "T" in written:
+            tally.add("lastmod with a time but no time zone (not W3C Datetime)", written)
+        else:
+            tally.add("lastmod not W3C Datetime", written)
+    difference = _same_instant(written, lastmod)
+    if difference:
+        losses.add(difference, f"{written} for {lastmod.isoformat()}")
+
+
+def _check_priority(
+    number: str | None, priority: float, loc: str, tally: _Tally, losses: _Tally
+) -> None:
+    if number is None:
+        losses.add(f"priority left out (the data has {priority})", loc)
+        return
+    try:
+        value = float(number)
+    except ValueError:
+        tally.add("priority not a number", number)
+        return
+    if not 0.0 <= value <= 1.0:
+        tally.add("priority out of 0.0-1.0", number)
+    elif value != priority:
+        losses.add("priority other than the data's", number)
 
 
 # The command loop of a driver ---------------------------------------------------------

@@ -109,6 +109,25 @@ def legacy_params(
     URL variables whose fields are all plain. ``label`` names the view in errors.
     """
     given = {"lastmod": lastmod, "changefreq": changefreq, "priority": priority}
+    defaults, per_url = _split_fields(given, url_variables, label)
+    _check_fields(defaults, label)
+    url_variables = _declared_variables(url_variables, label)
+    if url_variables is None and not per_url:
+        return None, defaults
+    if callable(url_variables) or any(callable(value) for value in per_url.values()):
+        return _ItemsFunction(label, url_variables, per_url), defaults
+    items = _items(label, url_variables, per_url)
+    for item in items:  # known now: checked now
+        if isinstance(item, tuple):
+            _check_fields(item[1], label)
+    return items, defaults
+
+
+def _split_fields(
+    given: Mapping[str, Any], url_variables: UrlVariables | None, label: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The fields that are one plain value (cleaned: the defaults), and those given per
+    URL (a list, or a function returning one value or a list)."""
     defaults: dict[str, Any] = {}
     per_url: dict[str, Any] = {}
     for name, value in given.items():
@@ -121,24 +140,17 @@ def legacy_params(
                     " url_variables= to give the URLs"
                 )
             per_url[name] = list(value)
-        else:
-            cleaned = _clean(name, value, label)
-            if cleaned is not None:
-                defaults[name] = cleaned
-    _check_fields(defaults, label)
-    if url_variables is not None and not callable(url_variables):
-        url_variables = _check_variables(url_variables, label)
-        if not url_variables:  # 1.8's default, {}: a route without URL variables
-            url_variables = None
-    if url_variables is None and not per_url:
-        return None, defaults
-    if callable(url_variables) or any(callable(value) for value in per_url.values()):
-        return _ItemsFunction(label, url_variables, per_url), defaults
-    items = _items(label, url_variables, per_url)
-    for item in items:  # known now: checked now
-        if isinstance(item, tuple):
-            _check_fields(item[1], label)
-    return items, defaults
+        elif (cleaned := _clean(name, value, label)) is not None:
+            defaults[name] = cleaned
+    return defaults, per_url
+
+
+def _declared_variables(url_variables: UrlVariables | None, label: str) -> UrlVariables | None:
+    """``url_variables`` checked now unless it is a function; None for a route without
+    URL variables (1.8's default, ``{}``)."""
+    if url_variables is None or callable(url_variables):
+        return url_variables
+    return _check_variables(url_variables, label) or None
 
 
 def _check_fields(fields: Mapping[str, Any], label: str) -> None:
@@ -167,32 +179,45 @@ def _items(
     label: str, url_variables: UrlVariables | None, per_url: Mapping[str, Any]
 ) -> list[ParamItem]:
     """The param items: one per URL, its values and its per-URL fields."""
+    rows = _url_rows(label, url_variables)
+    fields = _per_url_values(label, per_url, len(rows))
+    if not fields:
+        return list(rows)
+    return [_item(label, values, fields, index) for index, values in enumerate(rows)]
+
+
+def _url_rows(label: str, url_variables: UrlVariables | None) -> list[dict[str, Any]]:
+    """One dict of URL values per URL (one empty dict for a route without variables)."""
     if url_variables is None:
-        rows: list[dict[str, Any]] = [{}]
-    else:
-        variables = url_variables() if callable(url_variables) else url_variables
-        rows = _rows(_check_variables(variables, label, crawl=True))
+        return [{}]
+    variables = url_variables() if callable(url_variables) else url_variables
+    return _rows(_check_variables(variables, label, crawl=True))
+
+
+def _per_url_values(label: str, per_url: Mapping[str, Any], urls: int) -> dict[str, Any]:
+    """Each per-URL field's value or list of values (its function called), a list
+    holding one value for each of the ``urls`` URLs."""
     fields: dict[str, Any] = {}
     for name, value in per_url.items():
         value = value() if callable(value) else value
         if _is_list(value):
             value = list(value)
-            if len(value) != len(rows):
+            if len(value) != urls:
                 raise InvalidEntryError(
-                    name, value, f"has {len(value)} values for {len(rows)} URLs", label
+                    name, value, f"has {len(value)} values for {urls} URLs", label
                 )
         fields[name] = value
-    if not fields:
-        return list(rows)
-    items: list[ParamItem] = []
-    for index, values in enumerate(rows):
-        own: dict[str, Any] = {}
-        for name, value in fields.items():
-            cleaned = _clean(name, value[index] if isinstance(value, list) else value, label)
-            if cleaned is not None:
-                own[name] = cleaned
-        items.append((values, own) if own else values)
-    return items
+    return fields
+
+
+def _item(label: str, values: dict[str, Any], fields: Mapping[str, Any], index: int) -> ParamItem:
+    """The param item of URL ``index``: its values, with its own fields if it has any."""
+    own: dict[str, Any] = {}
+    for name, value in fields.items():
+        cleaned = _clean(name, value[index] if isinstance(value, list) else value, label)
+        if cleaned is not None:
+            own[name] = cleaned
+    return (values, own) if own else values
 
 
 def _check_variables(

@@ -305,71 +305,110 @@ class _Job:
     gzip: bool
 
 
+@dataclass(frozen=True)
+class _Earlier:
+    # A document of the previous build that can be taken over: its manifest record
+    # and its file, whose .gz twin is there too when this build writes twins.
+    record: Mapping[str, Any]
+    file: Path
+    gzip: bool
+
+    @property
+    def etag(self) -> str | None:
+        etag = self.record.get("etag")
+        return str(etag) if etag else None
+
+    def take_over(self, target: Path) -> None:
+        _take_over(self.file, target)
+        if self.gzip:
+            _take_over(_twin(self.file), _twin(target))
+
+    def replace(self, target: Path) -> None:
+        # The previous file (and twin) in place of the same bytes just written.
+        target.unlink()
+        if self.gzip:
+            _twin(target).unlink()
+        self.take_over(target)
+
+    def reused(self, path: str, name: str, etag: str) -> Built:
+        # The document taken over unrendered (the app answered 304 to ``etag``).
+        record = self.record
+        return Built(
+            path, name, etag, int(record.get("urls", 0)), int(record.get("size", 0)),
+            reused=True, gzipped=self.gzip, digest=record.get("digest"),
+        )  # fmt: skip
+
+
+def _twin(file: Path) -> Path:
+    # The .gz twin of a document's file.
+    return file.with_name(file.name + ".gz")
+
+
+def _earlier(job: _Job, path: str, name: str, gzip: bool) -> _Earlier | None:
+    # What the previous build left of ``path``, if its record and files are all there.
+    record = job.before.get(path)
+    if record is None or job.previous is None:
+        return None
+    old = job.previous / name
+    if not old.is_file() or (gzip and not _twin(old).is_file()):
+        return None
+    return _Earlier(record, old, gzip)
+
+
 def _make(job: _Job, path: str, gzip: bool, missing_ok: bool = False) -> Built | None:
     """Fetch ``path`` into the build folder; None for a 404 when ``missing_ok``."""
     name = _file_name(path)
     target = job.folder / name
-    old = None if job.previous is None else job.previous / name
-    earlier = job.before.get(path)
-    request: dict[str, str] = {}
-    if (
-        earlier is not None
-        and earlier.get("etag")
-        and old is not None
-        and old.is_file()
-        and (not gzip or old.with_name(name + ".gz").is_file())
-    ):
-        request["if-none-match"] = str(earlier["etag"])
+    earlier = _earlier(job, path, name, gzip)
+    etag = None if earlier is None else earlier.etag
+    request = {} if etag is None else {"if-none-match": etag}
+    response = _fetch(job, path, request)
     try:
-        response = job.fetch(path, request)
+        if response.status == 304 and earlier is not None and etag is not None:
+            earlier.take_over(target)
+            return earlier.reused(path, name, etag)
+        if response.status == 404 and missing_ok:
+            return None
+        urls, size, digest = _receive(path, response, target, gzip)
+    finally:
+        response.close()
+    kept = _keep_unchanged(earlier, digest, target)
+    etag = response.header("etag")
+    return Built(path, name, etag, urls, size, reused=False, gzipped=gzip, kept=kept, digest=digest)
+
+
+def _keep_unchanged(earlier: _Earlier | None, digest: str, target: Path) -> bool:
+    # The same bytes as the previous build's: its file (and twin) is kept, so that a
+    # sync to a CDN or bucket (by size and time, or by checksum) sees no change.
+    if earlier is None or earlier.record.get("digest") != digest:
+        return False
+    earlier.replace(target)
+    return True
+
+
+def _fetch(job: _Job, path: str, request: Mapping[str, str]) -> Fetched:
+    # The app's answer to GET ``path``; any failure of the app is a BuildError.
+    try:
+        return job.fetch(path, request)
     except BuildError:
         raise
     except Exception as exc:
         raise BuildError(f"GET {path} failed: {type(exc).__name__}: {exc}") from exc
+
+
+def _receive(path: str, response: Fetched, target: Path, gzip: bool) -> tuple[int, int, str]:
+    # A 200's body, uncompressed, written to ``target`` (see _write).
+    if response.status != 200:
+        raise BuildError(f"GET {path} answered {response.status}, not 200")
+    if response.header("content-encoding") not in (None, "identity"):
+        raise BuildError(f"GET {path} came {response.header('content-encoding')}-coded")
     try:
-        if response.status == 304 and "if-none-match" in request:
-            assert old is not None and earlier is not None
-            _take_over(old, target)
-            if gzip:
-                _take_over(old.with_name(name + ".gz"), target.with_name(name + ".gz"))
-            return Built(
-                path, name, str(earlier["etag"]), int(earlier.get("urls", 0)),
-                int(earlier.get("size", 0)), reused=True, gzipped=gzip,
-                digest=earlier.get("digest"),
-            )  # fmt: skip
-        if response.status == 404 and missing_ok:
-            return None
-        if response.status != 200:
-            raise BuildError(f"GET {path} answered {response.status}, not 200")
-        if response.header("content-encoding") not in (None, "identity"):
-            raise BuildError(f"GET {path} came {response.header('content-encoding')}-coded")
-        try:
-            urls, size, digest = _write(response.body, target, gzip)
-        except BuildError:
-            raise
-        except Exception as exc:
-            # A source failing mid-stream: the server would cut the transfer.
-            raise BuildError(f"GET {path} failed: {type(exc).__name__}: {exc}") from exc
-    finally:
-        response.close()
-    # The same bytes as the previous build's: its file (and twin) is kept, so that a
-    # sync to a CDN or bucket (by size and time, or by checksum) sees no change.
-    kept = (
-        earlier is not None
-        and earlier.get("digest") == digest
-        and old is not None
-        and old.is_file()
-        and (not gzip or old.with_name(name + ".gz").is_file())
-    )
-    if kept:
-        assert old is not None
-        target.unlink()
-        _take_over(old, target)
-        if gzip:
-            target.with_name(name + ".gz").unlink()
-            _take_over(old.with_name(name + ".gz"), target.with_name(name + ".gz"))
-    etag = response.header("etag")
-    return Built(path, name, etag, urls, size, reused=False, gzipped=gzip, kept=kept, digest=digest)
+        return _write(response.body, target, gzip)
+    except BuildError:
+        raise
+    except Exception as exc:
+        # A source failing mid-stream: the server would cut the transfer.
+        raise BuildError(f"GET {path} failed: {type(exc).__name__}: {exc}") from exc
 
 
 def _write(body: Iterable[bytes], target: Path, gzip: bool) -> tuple[int, int, str]:
@@ -499,22 +538,16 @@ def build(
     fails; ``KeyboardInterrupt`` leaves it untouched as well.
     """
     global _WORKER_JOB
-    if served.fetch is None or served.site is None:
-        raise BuildError(f"{served.label} cannot be built: its front gives no fetch")
-    if jobs < 1:
-        raise BuildError(f"jobs must be at least 1, got {jobs}")
+    fetch = _fetch_of(served, jobs)
     began = time.monotonic()
-    out = Path(out_dir).absolute()
-    if out.exists() and not out.is_dir():
-        raise BuildError(f"{out} exists and is not a folder")
-    out.parent.mkdir(parents=True, exist_ok=True)
+    out = _out_folder(out_dir)
     base = served.base.url
     folder = out.with_name(f".{out.name}.building-{os.getpid()}")
     shutil.rmtree(folder, ignore_errors=True)  # a build of an earlier process by this id
     folder.mkdir()
     previous = out if out.is_dir() else None
     before = _read_manifest(out, base, gzip) if previous is not None else {}
-    job = _Job(served.fetch, folder, previous, before, gzip)
+    job = _Job(fetch, folder, previous, before, gzip)
     result = BuildResult(out)
     pool = None
     try:
@@ -525,7 +558,9 @@ def build(
             served.close()
             _WORKER_JOB = job
             pool = multiprocessing.get_context("fork").Pool(jobs)
-        result.documents = _build_into(served, job, pool, progress)
+        result.documents = _build_into(
+            served, job, pool, _Quiet() if progress is None else progress
+        )
         _write_manifest(folder, base, gzip, result.documents)
         if pool is not None:
             pool.close()
@@ -546,49 +581,95 @@ def build(
     return result
 
 
-def _build_into(served: Served, job: _Job, pool: Any, progress: Progress | None) -> list[Built]:
-    documents: list[Built] = []
-    root = _make(job, "/sitemap.xml", job.gzip, missing_ok=True)
-    pages: list[tuple[str, bool]] = []  # (path, with a .gz twin)
-    parts = 1
-    if root is not None:
-        documents.append(root)
-        kind, children = _sitemap_children(job.folder / root.name, served.base.url)
-        if kind == "sitemapindex":
-            while True:
-                part = _make(job, f"/sitemap-index-{parts + 1}.xml", job.gzip, missing_ok=True)
-                if part is None:
-                    break
-                parts += 1
-                documents.append(part)
-                children += _sitemap_children(job.folder / part.name, served.base.url)[1]
-            for child in children:
-                pages.append((child, job.gzip))
-                twin = _text_twin(child)
-                if twin is not None:
-                    pages.append((twin, job.gzip))
-        else:
-            pages.append(("/sitemap.txt", job.gzip))
-    site = served.site
-    assert site is not None
-    if site.feed:
-        pages.append((FEED_PATH, job.gzip))
-    if served.indexnow_key is not None:
-        # Read by search engines uncompressed, by name: no .gz twin.
-        pages.append((key_file_path(served.indexnow_key), False))
-    if progress is not None:
-        progress.start(len(documents) + len(pages) + 1)
-        for done in documents:
-            progress.advance(done)
+def _fetch_of(served: Served, jobs: int) -> Fetch:
+    # The fetch of what can be built, with ``jobs`` workers; else a BuildError.
+    if served.fetch is None or served.site is None:
+        raise BuildError(f"{served.label} cannot be built: its front gives no fetch")
+    if jobs < 1:
+        raise BuildError(f"jobs must be at least 1, got {jobs}")
+    return served.fetch
+
+
+def _out_folder(out_dir: str | os.PathLike[str]) -> Path:
+    # OUT_DIR as an absolute path, its parent made; refused if it is not a folder.
+    out = Path(out_dir).absolute()
+    if out.exists() and not out.is_dir():
+        raise BuildError(f"{out} exists and is not a folder")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+class _Quiet:
+    # The progress of a build that reports none.
+    def start(self, total: int) -> None:
+        pass
+
+    def advance(self, built: Built) -> None:
+        pass
+
+    def finish(self, result: BuildResult) -> None:
+        pass
+
+
+def _build_into(served: Served, job: _Job, pool: Any, progress: Progress) -> list[Built]:
+    # Every document, in order: the index (or single sitemap), the pages it lists and
+    # their text twins, the feed and the key file, robots.txt last.
+    documents, pages = _sitemap_documents(served, job)
+    pages += _extra_documents(served, job.gzip)
+    progress.start(len(documents) + len(pages) + 1)
+    for done in documents:
+        progress.advance(done)
+    # robots.txt lists every file of the index (one when there is none).
+    parts = max(1, len(documents))
     for built in _pages(job, pool, pages):
         documents.append(built)
-        if progress is not None:
-            progress.advance(built)
+        progress.advance(built)
     robots = _robots(served, job, parts)
     documents.append(robots)
-    if progress is not None:
-        progress.advance(robots)
+    progress.advance(robots)
     return documents
+
+
+def _sitemap_documents(served: Served, job: _Job) -> tuple[list[Built], list[tuple[str, bool]]]:
+    # /sitemap.xml and, when it is an index, its further parts, built; and the pages
+    # still to fetch, each with whether it gets a .gz twin.
+    root = _make(job, "/sitemap.xml", job.gzip, missing_ok=True)
+    if root is None:
+        return [], []
+    kind, children = _sitemap_children(job.folder / root.name, served.base.url)
+    if kind != "sitemapindex":
+        return [root], [("/sitemap.txt", job.gzip)]
+    parts, more = _further_index_parts(job, served.base.url)
+    pages = []
+    for child in children + more:
+        pages.append((child, job.gzip))
+        twin = _text_twin(child)
+        if twin is not None:
+            pages.append((twin, job.gzip))
+    return [root, *parts], pages
+
+
+def _further_index_parts(job: _Job, base: str) -> tuple[list[Built], list[str]]:
+    # /sitemap-index-2.xml, -3 ... until one is not there, and the children they list.
+    parts: list[Built] = []
+    children: list[str] = []
+    while True:
+        part = _make(job, f"/sitemap-index-{len(parts) + 2}.xml", job.gzip, missing_ok=True)
+        if part is None:
+            return parts, children
+        parts.append(part)
+        children += _sitemap_children(job.folder / part.name, base)[1]
+
+
+def _extra_documents(served: Served, gzip: bool) -> list[tuple[str, bool]]:
+    # The feed, when the site serves one, and the IndexNow key file, when it has a key.
+    site = served.site
+    assert site is not None
+    extras = [(FEED_PATH, gzip)] if site.feed else []
+    if served.indexnow_key is not None:
+        # Read by search engines uncompressed, by name: no .gz twin.
+        extras.append((key_file_path(served.indexnow_key), False))
+    return extras
 
 
 def _pages(job: _Job, pool: Any, pages: list[tuple[str, bool]]) -> Iterator[Built]:
@@ -604,9 +685,16 @@ def _pages(job: _Job, pool: Any, pages: list[tuple[str, bool]]) -> Iterator[Buil
 
 
 def _robots(served: Served, job: _Job, parts: int) -> Built:
+    name, data, etag = _robots_file(served, job, parts)
+    kept = _write_unless_unchanged(job, name, data)
+    digest = hashlib.sha256(data).hexdigest()
+    return Built("/" + name, name, etag, 0, len(data), reused=False, kept=kept, digest=digest)
+
+
+def _robots_file(served: Served, job: _Job, parts: int) -> tuple[str, bytes, str | None]:
     # robots.txt is ours to publish only when the package writes all of it (the app
     # has none); otherwise the app's file is the app's, and the lines to add to it are
-    # written on their own.
+    # written on their own. The file's name, its bytes and its ETag.
     site = served.site
     assert site is not None
     response = job.fetch("/robots.txt", {})
@@ -616,16 +704,18 @@ def _robots(served: Served, job: _Job, parts: int) -> Built:
         response.close()
     ours = site.robots(served.base, parts).encode("utf-8")
     if response.status == 200 and data == ours:
-        name, etag = "robots.txt", response.header("etag")
-    else:
-        lines = "".join(f"Sitemap: {url}\n" for url in site.sitemap_urls(served.base, parts))
-        data, name, etag = lines.encode("utf-8"), ROBOTS_LINES, None
+        return "robots.txt", data, response.header("etag")
+    lines = "".join(f"Sitemap: {url}\n" for url in site.sitemap_urls(served.base, parts))
+    return ROBOTS_LINES, lines.encode("utf-8"), None
+
+
+def _write_unless_unchanged(job: _Job, name: str, data: bytes) -> bool:
+    # ``data`` as file ``name`` of the build; True when the previous build's file held
+    # the same bytes and was taken over instead.
     target = job.folder / name
     old = None if job.previous is None else job.previous / name
-    reused = old is not None and old.is_file() and old.read_bytes() == data
-    if reused and old is not None:
+    if old is not None and old.is_file() and old.read_bytes() == data:
         _take_over(old, target)
-    else:
-        target.write_bytes(data)
-    digest = hashlib.sha256(data).hexdigest()
-    return Built("/" + name, name, etag, 0, len(data), reused=False, kept=reused, digest=digest)
+        return True
+    target.write_bytes(data)
+    return False

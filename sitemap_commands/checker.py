@@ -152,6 +152,16 @@ def _open(url: str, headers: dict[str, str], timeout: float) -> Any:
         return exc  # carries status, headers and body; 304 lands here too
 
 
+def _sitemap_lines(robots: bytes) -> list[tuple[str, int]]:
+    """The URL and line number of each ``Sitemap:`` line of a robots.txt."""
+    sitemaps: list[tuple[str, int]] = []
+    for number, raw in enumerate(robots.decode("utf-8", "replace").splitlines(), 1):
+        name, colon, value = raw.partition("#")[0].partition(":")
+        if colon and name.strip().lower() == "sitemap":
+            sitemaps.append((value.strip(), number))
+    return sitemaps
+
+
 # -- the schemas (--xsd) -----------------------------------------------------------------
 
 
@@ -216,48 +226,63 @@ class _Schemas:
         etree = self._etree
         schema = self._schema(root)
         spool.seek(0)
-        depth = 0
-        batch: Any = None
-        root_line = 1
-
-        batches = 0
-
-        def validate_batch() -> None:
-            nonlocal batches
-            batches += 1
-            if not schema.validate(batch):
-                for error in schema.error_log:
-                    line = error.line or root_line
-                    report.add("xsd", name, line, "", error.message)
-            del batch[:]
-
         try:
-            events = etree.iterparse(
-                spool,
-                events=("start", "end"),
-                no_network=True,
-                resolve_entities=False,
-                huge_tree=True,
-            )
-            for event, element in events:
-                if event == "start":
-                    depth += 1
-                    if depth == 1:
-                        root_line = element.sourceline or 1
-                        batch = etree.Element(element.tag, dict(element.attrib), element.nsmap)
-                    continue
-                depth -= 1
-                if depth == 1:
-                    batch.append(element)  # moved: it leaves the parsed tree
-                    if len(batch) == _XSD_BATCH:
-                        validate_batch()
-                elif depth == 0 and (len(batch) or not batches):
-                    validate_batch()  # the last batch; or the root alone if it is empty
+            for batch, root_line in self._batches(spool):
+                if not schema.validate(batch):
+                    for error in schema.error_log:
+                        report.add("xsd", name, error.line or root_line, "", error.message)
+                del batch[:]
         except etree.XMLSyntaxError as exc:  # checked by expat already; lxml may be stricter
             report.add("xsd", name, exc.lineno or None, "", str(exc))
 
+    def _batches(self, spool: IO[bytes]) -> Iterator[tuple[Any, int]]:
+        # The document's entries, _XSD_BATCH at a time, moved under a copy of its root,
+        # with the root's line; the root alone when it has no entry. The caller empties
+        # each batch before the next is filled.
+        etree = self._etree
+        depth = 0
+        batch: Any = None
+        root_line = 1
+        batches = 0
+        events = etree.iterparse(
+            spool, events=("start", "end"), no_network=True, resolve_entities=False,
+            huge_tree=True,
+        )  # fmt: skip
+        for event, element in events:
+            if event == "start":
+                depth += 1
+                if depth == 1:
+                    root_line = element.sourceline or 1
+                    batch = etree.Element(element.tag, dict(element.attrib), element.nsmap)
+                continue
+            depth -= 1
+            if depth == 1:
+                batch.append(element)  # moved: it leaves the parsed tree
+                if len(batch) == _XSD_BATCH:
+                    batches += 1
+                    yield batch, root_line
+            elif depth == 0 and (len(batch) or not batches):
+                batches += 1
+                yield batch, root_line  # the last batch; or the root alone if it is empty
+
 
 # -- walking a site ----------------------------------------------------------------------
+
+#: What every document is asked with: a crawler takes gzip.
+_ACCEPT_GZIP: Final = {"Accept-Encoding": "gzip"}
+
+
+@dataclass(frozen=True)
+class _Got:
+    # A document fetched and read, and the response headers the HTTP rules look at.
+    result: DocumentResult | None
+    #: Sent with Content-Encoding: gzip.
+    coded: bool
+    #: Its bytes were gzip (a .gz file sent as it is), whatever the header said.
+    gzipped: bool
+    vary: str
+    etag: str | None
+    modified: str | None
 
 
 class _Checker:
@@ -308,11 +333,7 @@ class _Checker:
             raise StartError(f"{url}: {exc}") from None
         if status != 200:
             raise StartError(f"{url}: HTTP {status}")
-        sitemaps: list[tuple[str, int]] = []
-        for number, raw in enumerate(body.decode("utf-8", "replace").splitlines(), 1):
-            name, colon, value = raw.partition("#")[0].partition(":")
-            if colon and name.strip().lower() == "sitemap":
-                sitemaps.append((value.strip(), number))
+        sitemaps = _sitemap_lines(body)
         if not sitemaps:
             self.report.add("robots-sitemap", url, None, "", "no Sitemap: line")
         for sitemap, number in sitemaps:
@@ -329,40 +350,59 @@ class _Checker:
         if url in self._seen:
             return
         self._seen.add(url)
-        headers = {"Accept-Encoding": "gzip"}
-        try:
-            response = _open(url, headers, self.options.timeout)
-        except (OSError, http.client.HTTPException, ValueError) as exc:
-            if start:
-                raise StartError(f"{url}: {exc}") from None
-            self.report.add("fetch", url, None, url, str(exc))
+        got = self._get(url, scope, start)
+        if got is None:
             return
+        if self.options.http_checks:
+            self._http_rules(url, got)
+        self._after(url, got.result, scope, in_index, base=None)
+
+    def _get(self, url: str, scope: Scope, start: bool) -> _Got | None:
+        # GET ``url`` (gzip accepted) and read it; None when it cannot be read (reported,
+        # or a StartError for the first document).
+        try:
+            response = _open(url, _ACCEPT_GZIP, self.options.timeout)
+        except (OSError, http.client.HTTPException, ValueError) as exc:
+            self._unreachable(start, f"{url}: {exc}", "fetch", url, url, str(exc))
+            return None
         with response:
             if response.status != 200:
-                if start:
-                    raise StartError(f"{url}: HTTP {response.status}")
-                self.report.add("http-status", url, None, str(response.status), "not 200")
-                return
-            encoding = (response.headers.get("Content-Encoding") or "").strip().lower()
-            chunks = _read_chunks(response)
-            if encoding == "gzip":
-                chunks = _gunzip(chunks)
-            elif encoding not in ("", "identity"):
-                self.report.add("fetch", url, None, encoding, "unknown Content-Encoding")
-                return
-            result, gzipped = self._read(url, chunks, scope)
-            vary = (response.headers.get("Vary") or "").lower()
-            etag = response.headers.get("ETag")
-            modified = response.headers.get("Last-Modified")
-        if self.options.http_checks:
-            if encoding != "gzip" and not gzipped:
-                self.report.add(
-                    "http-gzip", url, None, "", "sent uncompressed to Accept-Encoding: gzip"
+                status = str(response.status)
+                self._unreachable(
+                    start, f"{url}: HTTP {status}", "http-status", url, status, "not 200"
                 )
-            if encoding == "gzip" and "accept-encoding" not in vary and "*" not in vary:
-                self.report.add("http-vary", url, None, vary, "gzip without Vary: Accept-Encoding")
-            self._conditional(url, headers, etag, modified)
-        self._after(url, result, scope, in_index, base=None)
+                return None
+            encoding = (response.headers.get("Content-Encoding") or "").strip().lower()
+            if encoding not in ("", "identity", "gzip"):
+                self.report.add("fetch", url, None, encoding, "unknown Content-Encoding")
+                return None
+            chunks = _read_chunks(response)
+            coded = encoding == "gzip"
+            result, gzipped = self._read(url, _gunzip(chunks) if coded else chunks, scope)
+            headers = response.headers
+            vary = (headers.get("Vary") or "").lower()
+            return _Got(
+                result, coded, gzipped, vary, headers.get("ETag"), headers.get("Last-Modified")
+            )
+
+    def _unreachable(
+        self, start: bool, message: str, rule: str, name: str, value: str, text: str
+    ) -> None:
+        # A document that cannot be read: the end of the check when it is the first.
+        if start:
+            raise StartError(message) from None
+        self.report.add(rule, name, None, value, text)
+
+    def _http_rules(self, url: str, got: _Got) -> None:
+        # What crawlers' bandwidth asks: gzip on request, Vary with it, a 304 on the
+        # document's own validators.
+        if not got.coded and not got.gzipped:
+            self.report.add(
+                "http-gzip", url, None, "", "sent uncompressed to Accept-Encoding: gzip"
+            )
+        if got.coded and "accept-encoding" not in got.vary and "*" not in got.vary:
+            self.report.add("http-vary", url, None, got.vary, "gzip without Vary: Accept-Encoding")
+        self._conditional(url, _ACCEPT_GZIP, got.etag, got.modified)
 
     def _conditional(
         self, url: str, headers: dict[str, str], etag: str | None, modified: str | None
@@ -420,14 +460,8 @@ class _Checker:
             self.report.documents += 1
             if result.root == "urlset":
                 self.report.urls += result.entries
-            schemas, root = self.schemas, result.root or ""
-            if (
-                spool is not None
-                and schemas is not None
-                and root in _CORE_XSD  # not a feed
-                and result.well_formed
-            ):
-                schemas.validate(name, spool, root, self.report)
+            if spool is not None:
+                self._validate(name, spool, result)
             self._scope_origins = reader.origins
             return result, gzipped
         except (OSError, zlib.error, http.client.HTTPException) as exc:
@@ -436,6 +470,12 @@ class _Checker:
         finally:
             if spool is not None:
                 spool.close()
+
+    def _validate(self, name: str, spool: IO[bytes], result: DocumentResult) -> None:
+        # --xsd: a well-formed sitemap or index (not a feed) against its schema.
+        root = result.root or ""
+        if self.schemas is not None and root in _CORE_XSD and result.well_formed:
+            self.schemas.validate(name, spool, root, self.report)
 
     def _after(
         self, name: str, result: DocumentResult | None, scope: Scope, in_index: bool,
@@ -449,22 +489,25 @@ class _Checker:
         # The children share the index's site (learned from its first URL for a file).
         origins = scope.origins or self._scope_origins
         for loc, line in result.children:
-            found = origin_of(loc)
-            if found is None:
+            if origin_of(loc) is None:
                 if base is not None:  # a local index: a relative path, or a file: URL
                     path = unquote(loc[7:] if loc.startswith("file://") else loc)
                     self._file(base.parent / path, Scope(origins), in_index=True)
-                continue  # an HTTP index: loc-absolute is reported already
-            if loc in self._seen:
+            elif loc in self._seen:
                 self.report.add("duplicate-loc", name, line, loc, "this sitemap is listed twice")
-                continue
-            child = Scope(origins, folder_of(loc))
-            local = self._local(loc, base)
-            if local is not None:
-                self._seen.add(loc)
-                self._file(local, child, in_index=True)
             else:
-                self._url(loc, child, in_index=True)
+                self._child(loc, Scope(origins, folder_of(loc)), base)
+        # An HTTP index's relative children are left: loc-absolute reported them.
+
+    def _child(self, loc: str, scope: Scope, base: Path | None) -> None:
+        # A child of an index at an absolute URL: a file beside a local index when
+        # --base-url says so, else fetched.
+        local = self._local(loc, base)
+        if local is not None:
+            self._seen.add(loc)
+            self._file(local, scope, in_index=True)
+        else:
+            self._url(loc, scope, in_index=True)
 
     def _local(self, loc: str, base: Path | None) -> Path | None:
         # With --base-url, a local index's children under that URL's folder are files.

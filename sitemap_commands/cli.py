@@ -222,13 +222,7 @@ def indexnow(
     changes is an error, not a silent cut: run more often, or raise the bound.
     """
     out = out or sys.stdout  # the stream of the moment (a test's, click's runner's)
-    key = served.indexnow_key
-    if key is None:
-        raise CommandError(
-            f"{served.label} has no IndexNow key: set SITEMAP_INDEXNOW_KEY or"
-            " SITEMAP_INDEXNOW_KEY_FILE (indexnow_key= / indexnow_key_file= on the"
-            " middlewares), and deploy it so that its key file is served"
-        )
+    key = _key_of(served)
     host = check_host(urlsplit(served.base.url).netloc)
     endpoint = check_endpoint(endpoint, "--endpoint")
     now = datetime.now(UTC)
@@ -242,39 +236,10 @@ def indexnow(
             file=out,
         )
         return 0
-    after = since if since is not None else state.submitted_at if state is not None else None
-    if since is None and after is not None:
-        # A lastmod is written before its commit, which may land after a run read the
-        # changes: the window overlaps the last run's a little. Sending a URL twice
-        # costs nothing; missing one would.
-        after -= OVERLAP
-    # Which lastmods may be later than ``after``: a date alone counts as late as the
-    # next day's noon (select_changed decides), so the sources are asked from earlier.
-    earliest = None if after is None else after - DATE_GRACE
-
-    def changes() -> Iterator[tuple[str, str]]:
-        # Read inside submit_changed, after it noted its start time: a change committed
-        # while this runs is submitted by the next run.
-        found = served.recent(max_urls + 1, earliest)
-        pairs = [(item.loc, item.lastmod) for item in found]
-        if len(found) > max_urls and any(select_changed(pairs[-1:], after)):
-            # Even the oldest of those read changed: there may be more than were read.
-            raise TooManyChangesError(
-                f"more than {max_urls:,} URLs changed since {after}; nothing was"
-                " submitted: run with a larger --max-urls, or more often"
-            )
-        yield from pairs
-
+    after = _after(since, state)
+    changes = _Changes(served, max_urls, after)
     if dry_run:
-        listed = [
-            (url, lastmod)
-            for url, lastmod in changes()
-            if any(select_changed([(url, lastmod)], after))
-        ]
-        print(f"IndexNow (dry run): {len(listed)} URL(s) changed since {after}", file=out)
-        for url, when in listed:
-            print(f"  {when} {url}", file=out)
-        return 0
+        return _dry_run(changes, after, out)
     outcome = submit(
         changes(), state_path=state_path, host=host, key=key, endpoint=endpoint, since=after
     )
@@ -282,6 +247,65 @@ def indexnow(
     if not outcome.selected:
         print(f"IndexNow: nothing changed since {after}", file=out)
     return 0 if outcome.ok else 1
+
+
+def _key_of(served: Served) -> str:
+    # The app's IndexNow key, which the command cannot do without.
+    if served.indexnow_key is None:
+        raise CommandError(
+            f"{served.label} has no IndexNow key: set SITEMAP_INDEXNOW_KEY or"
+            " SITEMAP_INDEXNOW_KEY_FILE (indexnow_key= / indexnow_key_file= on the"
+            " middlewares), and deploy it so that its key file is served"
+        )
+    return served.indexnow_key
+
+
+def _after(since: datetime | None, state: SubmissionState | None) -> datetime | None:
+    # The moment after which a lastmod counts as a change: ``since`` as given, else the
+    # last submission's time, moved back by OVERLAP. A lastmod is written before its
+    # commit, which may land after a run read the changes: the window overlaps the
+    # last run's a little. Sending a URL twice costs nothing; missing one would.
+    if since is not None:
+        return since
+    return None if state is None else state.submitted_at - OVERLAP
+
+
+@dataclass(frozen=True)
+class _Changes:
+    """The changed URLs of ``served`` after ``after`` (at most ``max_urls``), as
+    ``(loc, lastmod)`` pairs; read when called, inside submit_changed, after it noted
+    its start time, so that a change committed while this runs is submitted by the
+    next run."""
+
+    served: Served
+    max_urls: int
+    after: datetime | None
+
+    def __call__(self) -> Iterator[tuple[str, str]]:
+        # Which lastmods may be later than ``after``: a date alone counts as late as
+        # the next day's noon (select_changed decides), so the sources are asked from
+        # earlier.
+        earliest = None if self.after is None else self.after - DATE_GRACE
+        found = self.served.recent(self.max_urls + 1, earliest)
+        pairs = [(item.loc, item.lastmod) for item in found]
+        if len(found) > self.max_urls and any(select_changed(pairs[-1:], self.after)):
+            # Even the oldest of those read changed: there may be more than were read.
+            raise TooManyChangesError(
+                f"more than {self.max_urls:,} URLs changed since {self.after}; nothing was"
+                " submitted: run with a larger --max-urls, or more often"
+            )
+        yield from pairs
+
+
+def _dry_run(changes: _Changes, after: datetime | None, out: TextIO) -> int:
+    # List what would be submitted; submit nothing.
+    listed = [
+        (url, lastmod) for url, lastmod in changes() if any(select_changed([(url, lastmod)], after))
+    ]
+    print(f"IndexNow (dry run): {len(listed)} URL(s) changed since {after}", file=out)
+    for url, when in listed:
+        print(f"  {when} {url}", file=out)
+    return 0
 
 
 def _since(text: str) -> datetime:

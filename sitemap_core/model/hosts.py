@@ -23,6 +23,7 @@ __all__ = [
     "BaseURL",
     "UntrustedHostError",
     "check_allowed_hosts",
+    "check_host",
     "host_is_allowed",
 ]
 
@@ -65,16 +66,10 @@ class BaseURL:
         """Parse a configured base URL; raise :class:`ConfigurationError` if unusable.
 
         It is normalised as entries are (IDNA host, lower case, no default port), so
-        that the site's own entries always match it. Remembered: a front parses its
-        base URL (or the request's allowed host) on every request.
+        that the site's own entries always match it.
         """
         if not isinstance(text, str):
             raise ConfigurationError(f"base URL must be a str, got {text!r}")
-        return _parsed(text)
-
-    @classmethod
-    def _parse(cls, text: str) -> BaseURL:
-        # What parse() remembers (text is a str: parse() checked).
         try:
             parts = urlsplit(text.strip())
         except ValueError as exc:  # "http://[::1": an unclosed IPv6 bracket
@@ -90,20 +85,7 @@ class BaseURL:
             raise ConfigurationError(
                 f"base URL {text!r} must be absolute, e.g. 'https://www.example.com': {exc}"
             ) from None
-        url = url.rstrip("/")
-        if urlsplit(url).port == 0:
-            # Port 0 means "any free port" to a socket; as a URL it names nothing a
-            # crawler could ever reach.
-            raise ConfigurationError(
-                f"base URL {shorten(text)} has port 0; give the public port (1 to 65535) or none"
-            )
-        if len(url) > MAX_BASE_URL_LENGTH:
-            raise ConfigurationError(
-                f"base URL {text[:100]!r}... is {len(url)} characters; at most "
-                f"{MAX_BASE_URL_LENGTH}, so that every sitemap URL under it stays within "
-                f"the protocol's {MAX_URL_LENGTH} characters"
-            )
-        return cls(url)
+        return cls(_checked_length(_checked_port(url.rstrip("/"), text), text))
 
     @classmethod
     def from_request(
@@ -114,42 +96,7 @@ class BaseURL:
         ``host`` is the ``Host`` header (port included); ``root_path`` the mount point
         (WSGI ``SCRIPT_NAME``, ASGI ``root_path``). Raises :class:`UntrustedHostError`.
         """
-        # Every request of a site without a configured base URL asks this with the
-        # same few values: the allowed ones are remembered (refused hosts are not, so
-        # forged ones cannot fill the memo).
-        key = (scheme, host, root_path, allowed if type(allowed) is tuple else None)
-        known = _FROM_REQUEST.get(key) if key[3] is not None else None
-        if known is not None:
-            return known
-        base = cls._from_request(scheme, host, root_path, allowed)
-        if key[3] is not None and type(base) is BaseURL:
-            if len(_FROM_REQUEST) >= 256:
-                _FROM_REQUEST.clear()
-            _FROM_REQUEST[key] = base
-        return base
-
-    @classmethod
-    def _from_request(
-        cls, scheme: str, host: str, root_path: str, allowed: Iterable[str]
-    ) -> BaseURL:
-        match = _HOST_HEADER.fullmatch(host)
-        if match is None or not host_is_allowed(host, allowed):
-            raise UntrustedHostError(f"host {host[:100]!r} is not in the allowed hosts")
-        if scheme not in ("http", "https"):
-            raise UntrustedHostError(f"scheme {scheme[:20]!r} is not http or https")
-        port = match.group("port")
-        if port is not None and not 0 < int(port) <= 65535:
-            raise UntrustedHostError(f"host {host[:100]!r} has an invalid port")
-        # A fully qualified "example.com." names the same site as "example.com".
-        netloc = match.group("name").rstrip(".")
-        if port is not None:
-            netloc += f":{int(port)}"
-        try:
-            return cls.parse(f"{scheme}://{netloc}{root_path}")
-        except ConfigurationError:
-            raise UntrustedHostError(
-                f"host {host[:100]!r} with root path {root_path[:100]!r} is not a valid URL"
-            ) from None
+        return _request_base(scheme, host, root_path, tuple(allowed))
 
     @property
     def origin_prefix(self) -> str:
@@ -190,11 +137,52 @@ class BasePolicy:
         return BaseURL.from_request(scheme, host, root_path, self.allowed_hosts)
 
 
+def _checked_port(url: str, text: str) -> str:
+    # Port 0 means "any free port" to a socket; as a URL it names nothing a crawler
+    # could ever reach.
+    if urlsplit(url).port == 0:
+        raise ConfigurationError(
+            f"base URL {shorten(text)} has port 0; give the public port (1 to 65535) or none"
+        )
+    return url
+
+
+def _checked_length(url: str, text: str) -> str:
+    # Every sitemap document's URL under the base URL must stay a valid <loc>.
+    if len(url) > MAX_BASE_URL_LENGTH:
+        raise ConfigurationError(
+            f"base URL {text[:100]!r}... is {len(url)} characters; at most "
+            f"{MAX_BASE_URL_LENGTH}, so that every sitemap URL under it stays within "
+            f"the protocol's {MAX_URL_LENGTH} characters"
+        )
+    return url
+
+
+# Remembered: a site without a configured base URL asks this on every request, with
+# the same few values, and taking the base URL from the host cost a 304 about a tenth
+# more without it (benchmarks/README.md, bench_hosts.py). Bounded, since "*" lets any
+# Host header through; a refused host raises, and is not remembered.
 @lru_cache(maxsize=256)
-def _parsed(text: str) -> BaseURL:
-    # Bounded: '*' lets any Host header through, and each is parsed once at most while
-    # it stays among the 256 latest; errors are not remembered.
-    return BaseURL._parse(text)
+def _request_base(scheme: str, host: str, root_path: str, allowed: tuple[str, ...]) -> BaseURL:
+    # BaseURL.from_request's answer for its arguments.
+    match = _HOST_HEADER.fullmatch(host)
+    if match is None or not host_is_allowed(host, allowed):
+        raise UntrustedHostError(f"host {host[:100]!r} is not in the allowed hosts")
+    if scheme not in ("http", "https"):
+        raise UntrustedHostError(f"scheme {scheme[:20]!r} is not http or https")
+    port = match.group("port")
+    if port is not None and not 0 < int(port) <= 65535:
+        raise UntrustedHostError(f"host {host[:100]!r} has an invalid port")
+    # A fully qualified "example.com." names the same site as "example.com".
+    netloc = match.group("name").rstrip(".")
+    if port is not None:
+        netloc += f":{int(port)}"
+    try:
+        return BaseURL.parse(f"{scheme}://{netloc}{root_path}")
+    except ConfigurationError:
+        raise UntrustedHostError(
+            f"host {host[:100]!r} with root path {root_path[:100]!r} is not a valid URL"
+        ) from None
 
 
 def check_allowed_hosts(hosts: object, setting: str = "allowed_hosts") -> tuple[str, ...]:
@@ -244,10 +232,6 @@ def check_host(value: object, setting: str) -> str:
             f" from 1 to 65535; no scheme or path), got {shorten(value)}"
         )
     return str(value)
-
-
-#: BaseURL.from_request's answers for allowed hosts, by its arguments.
-_FROM_REQUEST: dict[tuple[str, str, str, object], BaseURL] = {}
 
 
 def host_is_allowed(host: str, allowed: Iterable[str]) -> bool:

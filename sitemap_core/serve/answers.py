@@ -21,7 +21,7 @@ from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sitemap_core.serve.validators import Validators, _typed, not_modified_headers
+from sitemap_core.serve.validators import Validators, not_modified_headers
 
 __all__ = ["Answer", "Answers"]
 
@@ -72,8 +72,8 @@ class Answers:
 
         None when a source has no fingerprint (nothing proves it unchanged): such
         documents are worked out each time. Fingerprints are keyed by type as well as
-        value, as ETags are (1 and 1.0 name one version to Python's equality, not to a
-        fingerprint); ``_typed`` makes any value hashable (others by their repr).
+        value, as ETags encode them (1 and 1.0 name one version to Python's equality,
+        not to a fingerprint); see :func:`_typed`.
         """
         fingerprints = []
         for name in sources:
@@ -93,3 +93,17 @@ class Answers:
             if len(self._answers) >= _MAX_ANSWERS:
                 self._answers.clear()  # a plain bound: the working set refills at once
             self._answers[key] = answer
+
+
+def _typed(value: object) -> object:
+    # A hashable key equal only for values stable_bytes encodes alike (the ETag's
+    # encoding). Python's equality is looser: 1 == 1.0 == True, 0.0 == -0.0,
+    # Decimal("1.0") == Decimal("1"), and two datetimes at different offsets naming one
+    # instant; so the type is part of the key, and any value but these exact types is
+    # keyed by its repr (which also makes an unhashable value, a list, a key).
+    kind = type(value)
+    if kind is tuple or kind is list:
+        return (kind, tuple(_typed(item) for item in value))  # type: ignore[attr-defined]
+    if value is None or kind is str or kind is bytes or kind is int or kind is bool:
+        return (kind, value)
+    return (kind, repr(value))

@@ -16,21 +16,26 @@ GZIP_LEVEL = 6
 
 
 def _codings(header: str) -> dict[str, float]:
+    # Each coding named in ``header`` (lower case) with its weight.
     weights: dict[str, float] = {}
     for part in header.split(","):
         name, *params = (piece.strip() for piece in part.split(";"))
-        if not name:
-            continue
-        weight = 1.0
-        for param in params:
-            key, _, value = param.partition("=")
-            if key.strip().lower() == "q":
-                try:
-                    weight = min(max(float(value), 0.0), 1.0)
-                except ValueError:
-                    weight = 0.0  # an unreadable weight is no permission
-        weights[name.lower()] = weight
+        if name:
+            weights[name.lower()] = _weight(params)
     return weights
+
+
+def _weight(params: list[str]) -> float:
+    # The q= of a coding's parameters, within 0 to 1; 1 when it has none.
+    weight = 1.0
+    for param in params:
+        key, _, value = param.partition("=")
+        if key.strip().lower() == "q":
+            try:
+                weight = min(max(float(value), 0.0), 1.0)
+            except ValueError:
+                weight = 0.0  # an unreadable weight is no permission
+    return weight
 
 
 def accepts_gzip(header: str | None) -> bool:
@@ -43,20 +48,6 @@ def accepts_gzip(header: str | None) -> bool:
     """
     if header is None:
         return False
-    known = _ACCEPTS.get(header)
-    if known is None:
-        known = _accepts(header)
-        if len(_ACCEPTS) >= 256:
-            _ACCEPTS.clear()  # a plain bound: clients send a handful of distinct values
-        _ACCEPTS[header] = known
-    return known
-
-
-#: accepts_gzip's answers by header value: parsing it cost more than the rest of a 304.
-_ACCEPTS: dict[str, bool] = {}
-
-
-def _accepts(header: str) -> bool:
     weights = _codings(header)
     star = weights.get("*")
     gzip = weights.get("gzip", weights.get("x-gzip", star if star is not None else 0.0))

@@ -178,12 +178,7 @@ def answer_robots(
     ``extra_sitemaps`` are listed after them, and the feed of recent changes first
     when ``feed`` (the site serves it).
     """
-    content_type = next((v for k, v in headers if k.lower() == "content-type"), "")
-    coding = next((v for k, v in headers if k.lower() == "content-encoding"), "identity")
-    if status != 404 and (
-        not is_mergeable(status, content_type) or coding.strip().lower() != "identity"
-    ):
-        # A compressed (or otherwise coded) file cannot take a plain line appended.
+    if status != 404 and not _appendable(status, headers):
         return None
     try:
         base = base_url()
@@ -193,13 +188,40 @@ def answer_robots(
     urls = sitemap_urls(base, parts, extra_sitemaps, feed)
     if status == 404:
         return text_reply(robots_txt(urls, rules), request, head, cache_control)
-    merged = merge_robots_bytes(read_body(), urls)
+    return _merged_reply(headers, read_body(), urls, request, head, cache_control)
+
+
+def _header(headers: Sequence[tuple[str, str]], name: str, default: str) -> str:
+    # The value of header ``name`` (lower case) in a response's list, or ``default``.
+    return next((value for key, value in headers if key.lower() == name), default)
+
+
+def _appendable(status: int, headers: Sequence[tuple[str, str]]) -> bool:
+    # Whether the app's robots.txt is a text file the Sitemap lines can be added to. A
+    # compressed (or otherwise coded) file cannot take a plain line appended.
+    coding = _header(headers, "content-encoding", "identity")
+    return is_mergeable(status, _header(headers, "content-type", "")) and (
+        coding.strip().lower() == "identity"
+    )
+
+
+def _merged_reply(
+    headers: Sequence[tuple[str, str]],
+    body: bytes,
+    urls: list[str],
+    request: Mapping[str, str],
+    head: bool,
+    cache_control: str,
+) -> Reply | None:
+    # The app's robots.txt with the Sitemap lines added, with its own headers but for
+    # those that described the original bytes; None when it is too large to merge.
+    merged = merge_robots_bytes(body, urls)
     if merged is None:
         logger.warning("the app's robots.txt is too large; Sitemap line not added")
         return None
     kept = [(k, v) for k, v in headers if k.lower() not in REPLACED_HEADERS]
     # The app's own caching policy, if it has one, wins over ours.
-    policy = next((v for k, v in kept if k.lower() == "cache-control"), cache_control)
+    policy = _header(kept, "cache-control", cache_control)
     kept = [(k, v) for k, v in kept if k.lower() != "cache-control"]
     return text_reply(merged, request, head, policy, kept)
 

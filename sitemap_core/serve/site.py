@@ -23,6 +23,7 @@ import logging
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Generic, Literal, Protocol, TypeVar
 
 from sitemap_core.errors import ConfigurationError, InvalidEntryError
@@ -83,7 +84,7 @@ _INDEX_PART = re.compile(r"/sitemap-index-([2-9]|[1-9][0-9]{1,17})\.(xml|html)(\
 _PAGE = re.compile(r"/sitemap-([a-z0-9][a-z0-9_-]{0,63})-([1-9][0-9]{0,17})\.(xml|txt|html)(\.gz)?")
 
 #: The default Cache-Control of sitemap documents: crawlers and CDNs may keep them an
-#: hour, then revalidate (cheap: a 304 from the ETag).
+#: hour, then revalidate (answered 304 while the ETag holds).
 DEFAULT_CACHE_CONTROL = "public, max-age=3600, s-maxage=3600"
 
 #: Bytes of a document that are not entries: declaration, root tags, namespaces.
@@ -268,18 +269,10 @@ class Site(Generic[S]):
         indexnow_key: str | None = None,
     ) -> None:
         check_page_size(page_size)
-        if not isinstance(html, bool):
-            raise ConfigurationError(f"html must be True or False, got {html!r}")
+        _check_switch(html, "html")
         check_index_size(index_size)
-        names = [source.name for source in sources]
-        for name in names:
-            check_name(name)  # also for sources built directly, bypassing from_object
-        duplicated = sorted({name for name in names if names.count(name) > 1})
-        if duplicated:
-            raise ConfigurationError(f"source names must be unique; repeated: {duplicated}")
-        self.sources = {source.name: source for source in sources}
-        if not isinstance(feed, bool):
-            raise ConfigurationError(f"feed must be True or False, got {feed!r}")
+        self.sources = _by_name(sources)
+        _check_switch(feed, "feed")
         #: Serve the feed of recent changes (see :mod:`sitemap_core.write.feed`).
         self.feed = feed
         self.feed_size = check_feed_size(feed_size, "feed_size")
@@ -302,7 +295,6 @@ class Site(Generic[S]):
         #: The validators of documents whose sources are all fingerprinted, kept while
         #: those fingerprints hold (see :mod:`sitemap_core.serve.answers`).
         self.answers = Answers()
-        self._matched: dict[str, Target] = {}
         self.gzip = gzip
         self.index_size = index_size
         self.extra_sitemaps = check_extra_sitemaps(extra_sitemaps)
@@ -310,34 +302,13 @@ class Site(Generic[S]):
 
     def match(self, path: str) -> Target | None:
         """Return what ``path`` asks for, or None when it is not one of the site's paths."""
-        # The site's paths are few and asked again and again (crawlers revalidate them);
-        # only matches are kept, so unknown paths cannot fill the memo.
-        target = self._matched.get(path)
-        if target is None:
-            target = self._match(path)
-            if target is not None:
-                if len(self._matched) >= 4096:
-                    self._matched.clear()
-                self._matched[path] = target
-        return target
-
-    def _match(self, path: str) -> Target | None:
         if path == ROBOTS_PATH:
             return Target("robots")
         if path == FEED_PATH:
             return Target("feed", "atom") if self.feed else None
         if path == self._key_path:
             return Target("indexnow", "txt")
-        root = _ROOT.fullmatch(path)
-        target: Target | None = None
-        if root is not None:
-            target = Target("root", _format(root.group(1)), gz=root.group(2) is not None)
-        elif (part := _INDEX_PART.fullmatch(path)) is not None:
-            fmt, gz = _format(part.group(2)), part.group(3) is not None
-            target = Target("index", fmt, page=int(part.group(1)), gz=gz)
-        elif (page := _PAGE.fullmatch(path)) is not None:
-            fmt, gz = _format(page.group(3)), page.group(4) is not None
-            target = Target("page", fmt, page.group(1), int(page.group(2)), gz)
+        target = _document_target(path)
         if target is not None and target.fmt == "html" and (target.gz or not self.html):
             # The HTML view is for browsers, which negotiate gzip themselves; with
             # html=False its paths are the app's own.
@@ -418,68 +389,102 @@ class Site(Generic[S]):
 
     def plan(self, target: Target, counts: Mapping[str, int], base: BaseURL) -> Plan[S] | None:
         """Decide the document for ``target``; None means 404 (nothing there)."""
-        origin = base.prefix if self.same_host_only else None
-        kind: Literal["urlset", "text"] = "text" if target.fmt == "txt" else "urlset"
-        html = target.fmt == "html"
         if target.kind == "page":
-            source = self.sources.get(target.source)
-            if source is None:
-                return None
-            size = self.entries_per_page(source.name)
-            pages = self.pages(counts[source.name], source.name)
-            if not 1 <= target.page <= pages:
-                return None
-            start = (target.page - 1) * size
-            stop = min(start + size, counts[source.name])
-            view = self._page_view(target, pages, start, stop, counts, base) if html else None
-            return Plan[S](kind, [(source, start, stop)], origin=origin, view=view)
+            return self._page_plan(target, counts, base)
         if target.kind not in ("root", "index"):
             return None
         total = sum(counts[name] for name in self.sources)
         if total == 0:
             return None  # an empty <urlset> fails the schema: nothing to serve
         if self._fits_one_file(counts):
-            if target.kind == "index":
-                return None
-            slices = [(self.sources[name], 0, n) for name, n in counts.items() if n]
-            view = None
-            if html:
-                summary = f"{total:,} URLs in one sitemap"
-                links = [("XML", _sibling("/sitemap.xml"))]
-                view = HtmlView(f"Sitemap of {base.url}", summary, links, feed=self._feed_link())
-            return Plan[S](kind, slices, origin=origin, view=view)
+            return self._single_plan(target, counts, base, total) if target.kind == "root" else None
         if target.fmt == "txt":
             return None  # text sitemaps have no index form; the pages are listed in XML
-        child_ranges = []
-        for name, source in self.sources.items():
-            size = self.entries_per_page(name)
-            for number in range(1, self.pages(counts[name], name) + 1):
-                start = (number - 1) * size
-                stop = min(start + size, counts[name])
-                path = self.page_path(name, number, "html" if html else "xml")
-                child_ranges.append((source, start, stop, base.join(path)))
+        return self._index_plan(target, counts, base, total)
+
+    def _origin(self, base: BaseURL) -> str | None:
+        # What every loc must start with (see Plan.origin).
+        return base.prefix if self.same_host_only else None
+
+    def _page_plan(
+        self, target: Target, counts: Mapping[str, int], base: BaseURL
+    ) -> Plan[S] | None:
+        # Page N of one source: None past its last page.
+        source = self.sources.get(target.source)
+        if source is None:
+            return None
+        pages = self.pages(counts[source.name], source.name)
+        if not 1 <= target.page <= pages:
+            return None
+        start, stop = self._page_range(source.name, target.page, counts)
+        view = None
+        if target.fmt == "html":
+            view = self._page_view(target, pages, start, stop, counts)
+        slices = [(source, start, stop)]
+        return Plan[S](_urlset_kind(target), slices, origin=self._origin(base), view=view)
+
+    def _page_range(self, source: str, number: int, counts: Mapping[str, int]) -> tuple[int, int]:
+        # The entries [start, stop) of page ``number`` of ``source``.
+        size = self.entries_per_page(source)
+        start = (number - 1) * size
+        return start, min(start + size, counts[source])
+
+    def _single_plan(
+        self, target: Target, counts: Mapping[str, int], base: BaseURL, total: int
+    ) -> Plan[S]:
+        # The whole site in /sitemap.xml: every source's entries, one after the other.
+        slices = [(self.sources[name], 0, n) for name, n in counts.items() if n]
+        view = None
+        if target.fmt == "html":
+            summary = f"{total:,} URLs in one sitemap"
+            links = [("XML", _sibling("/sitemap.xml"))]
+            view = HtmlView(f"Sitemap of {base.url}", summary, links, feed=self._feed_link())
+        return Plan[S](_urlset_kind(target), slices, origin=self._origin(base), view=view)
+
+    def _index_plan(
+        self, target: Target, counts: Mapping[str, int], base: BaseURL, total: int
+    ) -> Plan[S] | None:
         # Above the capacity the index is split: part 1 at /sitemap.xml, part N at
         # /sitemap-index-N.xml, each a full index file; robots.txt lists them all
         # (indexes of indexes are not part of the protocol).
+        child_ranges = self._child_ranges(counts, base, target.fmt == "html")
         capacity = self.index_capacity(base)
         number = 1 if target.kind == "root" else target.page
         part = child_ranges[(number - 1) * capacity : number * capacity]
         if not part:
             return None
         view = None
-        if html:
+        if target.fmt == "html":
             parts = -(-len(child_ranges) // capacity)
-            title = f"Sitemap index of {base.url}"
-            if parts > 1:
-                title += f", part {number} of {parts}"
             summary = f"{len(child_ranges):,} sitemaps listing {total:,} URLs"
-            links = [("XML", _sibling(index_part_path(number)))]
-            if number > 1:
-                links.append(("Previous part", _sibling(index_part_path(number - 1, "html"))))
-            if number < parts:
-                links.append(("Next part", _sibling(index_part_path(number + 1, "html"))))
-            view = HtmlView(title, summary, links, (number - 1) * capacity + 1, self._feed_link())
+            view = self._index_view(base, number, parts, summary, (number - 1) * capacity + 1)
         return Plan[S]("index", child_ranges=part, view=view)
+
+    def _child_ranges(
+        self, counts: Mapping[str, int], base: BaseURL, html: bool
+    ) -> list[tuple[S, int, int, str]]:
+        # Every child page of the index: its source, its range and its URL.
+        fmt: Format = "html" if html else "xml"
+        children = []
+        for name, source in self.sources.items():
+            for number in range(1, self.pages(counts[name], name) + 1):
+                start, stop = self._page_range(name, number, counts)
+                children.append((source, start, stop, base.join(self.page_path(name, number, fmt))))
+        return children
+
+    def _index_view(
+        self, base: BaseURL, number: int, parts: int, summary: str, first: int
+    ) -> HtmlView:
+        # The HTML view of index part ``number`` of ``parts``: its title and links.
+        title = f"Sitemap index of {base.url}"
+        if parts > 1:
+            title += f", part {number} of {parts}"
+        links = [("XML", _sibling(index_part_path(number)))]
+        if number > 1:
+            links.append(("Previous part", _sibling(index_part_path(number - 1, "html"))))
+        if number < parts:
+            links.append(("Next part", _sibling(index_part_path(number + 1, "html"))))
+        return HtmlView(title, summary, links, first, self._feed_link())
 
     def _page_view(
         self,
@@ -488,7 +493,6 @@ class Site(Generic[S]):
         start: int,
         stop: int,
         counts: Mapping[str, int],
-        base: BaseURL,
     ) -> HtmlView:
         name, number = target.source, target.page
         links = [
@@ -504,6 +508,11 @@ class Site(Generic[S]):
         return HtmlView(title, summary, links, start + 1, self._feed_link())
 
 
+def _urlset_kind(target: Target) -> Literal["urlset", "text"]:
+    # A list of URLs is a text sitemap at a .txt path, else a <urlset> (or its HTML view).
+    return "text" if target.fmt == "txt" else "urlset"
+
+
 def _sibling(path: str) -> str:
     # Links between the HTML pages are relative (all documents are siblings under the
     # mount point), so they work on whatever host the browser reached the site by.
@@ -513,6 +522,49 @@ def _sibling(path: str) -> str:
 def index_part_path(number: int, fmt: Format = "xml") -> str:
     """The path of part ``number`` of a split index (part 1 is ``/sitemap.xml``)."""
     return f"/sitemap.{fmt}" if number == 1 else f"/sitemap-index-{number}.{fmt}"
+
+
+def _document_target(path: str) -> Target | None:
+    # The sitemap documents' paths: the root, an index part, a page of a source. Every
+    # one starts with /sitemap; other paths (all of an app's, on a middleware) are not
+    # matched further, nor remembered.
+    return _sitemap_target(path) if path.startswith("/sitemap") else None
+
+
+# Remembered: every request of a middleware asks this (twice on ASGI: to route it,
+# then to answer it), and matching the paths again cost a 304 of the ASGI middleware
+# about an eighth more (benchmarks/README.md, bench_hosts.py). A site has a few
+# thousand document paths at most; past the bound the least recent are forgotten.
+@lru_cache(maxsize=4_096)
+def _sitemap_target(path: str) -> Target | None:
+    # _document_target of a path that starts with /sitemap.
+    if (root := _ROOT.fullmatch(path)) is not None:
+        return Target("root", _format(root.group(1)), gz=root.group(2) is not None)
+    if (part := _INDEX_PART.fullmatch(path)) is not None:
+        fmt, gz = _format(part.group(2)), part.group(3) is not None
+        return Target("index", fmt, page=int(part.group(1)), gz=gz)
+    if (page := _PAGE.fullmatch(path)) is not None:
+        fmt, gz = _format(page.group(3)), page.group(4) is not None
+        return Target("page", fmt, page.group(1), int(page.group(2)), gz)
+    return None
+
+
+def _check_switch(value: object, name: str) -> None:
+    # A Site's on / off arguments take True or False only (Settings reads the words).
+    if not isinstance(value, bool):
+        raise ConfigurationError(f"{name} must be True or False, got {value!r}")
+
+
+def _by_name(sources: Sequence[S]) -> dict[str, S]:
+    # The sources by name, each name checked (also for sources built directly,
+    # bypassing from_object) and none repeated: page paths name them.
+    names = [source.name for source in sources]
+    for name in names:
+        check_name(name)
+    duplicated = sorted({name for name in names if names.count(name) > 1})
+    if duplicated:
+        raise ConfigurationError(f"source names must be unique; repeated: {duplicated}")
+    return {source.name: source for source in sources}
 
 
 def _format(extension: str) -> Format:

@@ -76,50 +76,14 @@ def _tag(digest: bytes, coding: str) -> str:
 def fingerprint_etag(identity: str, fingerprints: Iterable[object], coding: str) -> str:
     """The ETag of a document known by its identity and its sources' fingerprints.
 
-    Remembered for the latest documents: a 304 asks it on every request.
+    Each fingerprint enters as :func:`~sitemap_core.model.stable.stable_bytes` encodes
+    it, so values Python calls equal but that name different versions (``1`` and
+    ``1.0``, two datetimes of one instant at different offsets) give different tags.
     """
-    values = tuple(fingerprints)
-    key: tuple[object, ...] | None = None
-    known = None
-    # Only short lists are remembered: an index lists a value per child (50,000 of
-    # them), a key too big to keep and cheaper to hash afresh.
-    if len(values) <= _MAX_REMEMBERED_VALUES:
-        try:
-            key = (identity, coding, _typed(values))
-            known = _ETAGS.get(key)
-        except TypeError:  # an unhashable value (a list inside): computed every time
-            key = None
-    if known is not None:
-        return known
     hasher = hashlib.sha256(f"{FORMAT_VERSION}\0{identity}\0".encode())
-    for value in values:
+    for value in fingerprints:
         hasher.update(stable_bytes(value))
-    etag = _tag(hasher.digest(), coding)
-    if key is not None:
-        if len(_ETAGS) >= _MAX_ETAGS:
-            _ETAGS.clear()  # a plain bound; the working set refills at once
-        _ETAGS[key] = etag
-    return etag
-
-
-#: Fingerprint ETags by (identity, coding, typed fingerprints).
-_ETAGS: dict[tuple[object, ...], str] = {}
-_MAX_ETAGS = 4_096
-#: The longest fingerprint list remembered (a page's few; never an index's children).
-_MAX_REMEMBERED_VALUES = 16
-
-
-def _typed(value: object) -> object:
-    # A key equal only for values stable_bytes encodes alike. Python's equality is looser:
-    # 1 == 1.0 == True, 0.0 == -0.0, Decimal("1.0") == Decimal("1"), and two datetimes
-    # at different offsets naming one instant; so the type is part of the key, and any
-    # value but these exact types is keyed by its repr.
-    kind = type(value)
-    if kind is tuple or kind is list:
-        return (kind, tuple(_typed(item) for item in value))  # type: ignore[attr-defined]
-    if value is None or kind is str or kind is bytes or kind is int or kind is bool:
-        return (kind, value)
-    return (kind, repr(value))
+    return _tag(hasher.digest(), coding)
 
 
 def digest_etag(identity: str, content_digest: bytes, coding: str) -> str:

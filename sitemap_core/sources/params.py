@@ -13,7 +13,6 @@ and each of them lists all of them (and ``x-default``) as alternates.
 from __future__ import annotations
 
 import hashlib
-import marshal
 from collections.abc import AsyncIterable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from itertools import chain, islice
@@ -103,8 +102,8 @@ NO_FIELDS: Mapping[str, Any] = MappingProxyType({})
 
 def split_param_item(item: Any, view: str) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
     """Return ``(url_values, entry_fields)`` of one param item, validating its shape."""
-    # Plain dicts, the usual case, are checked without the ABC machinery (it costs a
-    # measurable share of a route's page).
+    # Plain dicts and pairs of them, the usual items, are recognised by their exact
+    # types: the ABC checks any other mapping needs cost a share of a route's page.
     kind = type(item)
     if kind is dict:
         return item, NO_FIELDS
@@ -112,10 +111,12 @@ def split_param_item(item: Any, view: str) -> tuple[Mapping[str, Any], Mapping[s
         values, fields = item
         if type(values) is dict and type(fields) is dict and ENTRY_FIELDS.issuperset(fields):
             return values, fields
-    if isinstance(item, tuple) and len(item) == 2:
-        values, fields = item
-    else:
-        values, fields = item, {}
+    return _split_any_item(item, view)
+
+
+def _split_any_item(item: Any, view: str) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
+    # split_param_item for any mapping, or pair of mappings; every error is raised here.
+    values, fields = item if isinstance(item, tuple) and len(item) == 2 else (item, {})
     if not isinstance(values, Mapping) or not isinstance(fields, Mapping):
         raise InvalidEntryError(
             "params", item, "items must be a dict of URL values or a (values, fields) pair", view
@@ -173,20 +174,8 @@ class Languages:
             raise ConfigurationError(
                 f"{view}: hreflang= must name the URL variable that holds the language"
             )
-        if languages is None or isinstance(languages, str) or not isinstance(languages, Iterable):
-            raise ConfigurationError(f"{view}: languages= must be a list of language values")
-        values = tuple(languages)
-        if len(values) < 2:
-            raise ConfigurationError(f"{view}: an hreflang group needs at least two languages")
-        try:
-            codes = tuple(normalise_hreflang(value) for value in values)
-        except InvalidEntryError as exc:
-            raise ConfigurationError(f"{view}: {exc}") from None
-        if X_DEFAULT in codes or len(set(codes)) != len(codes):
-            raise ConfigurationError(
-                f"{view}: languages= {list(values)} repeats a language or lists x-default"
-                " (use x_default= for it)"
-            )
+        values = _language_values(languages, view)
+        codes = _hreflang_codes(values, view)
         if x_default is not None and x_default not in values:
             raise ConfigurationError(
                 f"{view}: x_default={x_default!r} must be one of languages= {list(values)}"
@@ -198,6 +187,30 @@ class Languages:
     ) -> list[str]:
         """The URL of each language for one param item."""
         return [build_url({**values, self.variable: value}) for value in self.values]
+
+
+def _language_values(languages: Iterable[str] | None, view: str) -> tuple[str, ...]:
+    # A route's languages= as a tuple: two at least.
+    if languages is None or isinstance(languages, str) or not isinstance(languages, Iterable):
+        raise ConfigurationError(f"{view}: languages= must be a list of language values")
+    values = tuple(languages)
+    if len(values) < 2:
+        raise ConfigurationError(f"{view}: an hreflang group needs at least two languages")
+    return values
+
+
+def _hreflang_codes(values: tuple[str, ...], view: str) -> tuple[str, ...]:
+    # The hreflang code of each language value: valid, none repeated, none x-default.
+    try:
+        codes = tuple(normalise_hreflang(value) for value in values)
+    except InvalidEntryError as exc:
+        raise ConfigurationError(f"{view}: {exc}") from None
+    if X_DEFAULT in codes or len(set(codes)) != len(codes):
+        raise ConfigurationError(
+            f"{view}: languages= {list(values)} repeats a language or lists x-default"
+            " (use x_default= for it)"
+        )
+    return codes
 
 
 @overload
@@ -250,38 +263,17 @@ def iter_param_entries(
         return
     basic = BASIC_FIELDS.issuperset
     for item in items:
-        # split_param_item's fast paths, inlined (the call costs a measurable share of
-        # a route's page); the rest, and every error, is split_param_item's.
-        kind = type(item)
-        if kind is tuple and len(item) == 2:
-            values, fields = item
-            if type(values) is not dict or type(fields) is not dict:
-                values, fields = split_param_item(item, view)
-        elif kind is dict:
-            values, fields = item, NO_FIELDS
-        else:
-            values, fields = split_param_item(item, view)
+        values, fields = split_param_item(item, view)
         given = {**defaults, **fields} if defaults and fields else fields or defaults
-        if basic(given):
-            # The usual fields, passed by position: cheaper than unpacking them as
-            # keywords, and the same entry (a field left out is None either way).
-            get = given.get
-            try:
-                url = build_url(values)
-                if not rows:
-                    entry = Entry(url, get("lastmod"), get("changefreq"), get("priority"))
-            except InvalidEntryError as exc:
-                raise exc.with_source(view) from None
-            if rows:
-                yield (url, get("lastmod"), get("changefreq"), get("priority"))
-                continue
-        else:
-            if not ENTRY_FIELDS.issuperset(fields):  # a pair the fast path took unchecked
-                split_param_item(item, view)  # raises the error naming the unknown fields
-            try:
-                entry = Entry(build_url(values), **given)
-            except InvalidEntryError as exc:
-                raise exc.with_source(view) from None
+        try:
+            url = build_url(values)
+            if rows and basic(given):
+                get = given.get
+                entry: Entry | Row = (url, get("lastmod"), get("changefreq"), get("priority"))
+            else:
+                entry = Entry(url, **given)
+        except InvalidEntryError as exc:
+            raise exc.with_source(view) from None
         yield entry
 
 
@@ -333,28 +325,8 @@ def params_fingerprint(items: Iterable[Any], limit: int = FINGERPRINT_ITEMS) -> 
     batch = list(islice(items, limit + 1))
     if len(batch) > limit:
         return None
-    try:
-        # The values as bytes, to find a digest taken before (each request of an
-        # unchanged source) at a quarter of the cost of their repr. Format 2 has no
-        # back-references, so equal values give equal bytes however their objects are
-        # shared or interned; each value carries its exact type (1, 1.0 and True
-        # differ), and a subclass (a str subclass, an IntEnum) is refused.
-        key: bytes | None = marshal.dumps(batch, 2)
-    except ValueError:  # a value marshal cannot write: checked on every call
-        key = None
-    if key is not None:
-        known = _DIGESTS.get(key)
-        if known is not None:
-            return known
     if _plain(batch):
-        digest = _digest(repr(batch))
-        # Only plain items are remembered: their bytes are theirs alone, where marshal
-        # writes any buffer (bytes, bytearray, memoryview) alike.
-        if key is not None and len(key) <= _MAX_DIGESTED_BYTES:
-            if len(_DIGESTS) >= _MAX_DIGESTS:
-                _DIGESTS.clear()  # a plain bound: the sources' current values come back
-            _DIGESTS[key] = digest
-        return digest
+        return _digest(repr(batch))
     try:
         return _digest(repr([stable_bytes(_item_parts(item)) for item in batch]))
     except ConfigurationError:  # a value stable_bytes cannot encode alike everywhere
@@ -362,7 +334,8 @@ def params_fingerprint(items: Iterable[Any], limit: int = FINGERPRINT_ITEMS) -> 
 
 
 def _plain(batch: list[Any]) -> bool:
-    # Dicts of plain values (str, int, float, bool, None) by str keys: the usual items.
+    # Dicts of plain values (str, int, float, bool, None) by str keys: the usual items,
+    # whose repr() is the same in every process and differs between types.
     return (
         _DICT.issuperset(map(type, batch))
         and _STR.issuperset(map(type, chain.from_iterable(batch)))
@@ -374,13 +347,6 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-#: Digests of plain param items by their marshalled bytes: short ones, a few per
-#: source (those of the params' current values, and of the last few).
-_DIGESTS: dict[bytes, str] = {}
-_MAX_DIGESTS = 256
-_MAX_DIGESTED_BYTES = 8_192
-
-#: Value types whose repr() is the same in every process and differs between types.
 _PLAIN_VALUES = frozenset({str, int, float, bool, type(None)})
 _STR = frozenset({str})
 _DICT = frozenset({dict})

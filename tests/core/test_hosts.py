@@ -199,6 +199,17 @@ def test_out_of_range_port_is_untrusted(host: str) -> None:
         BaseURL.from_request("https", host, "", ["example.com"])
 
 
+def test_a_remembered_base_url_is_given_only_for_the_same_allow_list() -> None:
+    # The request's base URL is remembered by host and allow-list together: a host
+    # allowed by one site's list is still refused by another's, and a refused host is
+    # refused again (errors are not remembered).
+    assert BaseURL.from_request("https", "shop.test", "", ("shop.test",)).url == "https://shop.test"
+    for _ in range(2):
+        with pytest.raises(UntrustedHostError):
+            BaseURL.from_request("https", "shop.test", "", ("other.test",))
+    assert BaseURL.from_request("https", "shop.test", "", ["shop.test"]).url == "https://shop.test"
+
+
 def test_trailing_dot_host_is_refused_or_normalised() -> None:
     site = make_site({"pages": ["https://example.com/a"]})
 

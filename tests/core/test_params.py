@@ -13,7 +13,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import sitemap_core.sources.params as params_module
 from sitemap_core import Entry, InvalidEntryError
 from sitemap_core.model.rows import entry_from_row
 from sitemap_core.sources.params import (
@@ -149,20 +148,16 @@ def test_a_bad_field_of_a_row_is_found_when_written_naming_the_source() -> None:
     )
 )
 @settings(max_examples=200, deadline=None)
-def test_a_remembered_digest_is_the_digest_of_the_same_values(items: list[dict[str, Any]]) -> None:
-    # The second call takes the remembered digest of the values; it must be the one a
-    # fresh process computes (the digest of the checked text), and values that differ
-    # only in type (1, 1.0, True) must not share one.
+def test_the_digest_is_the_same_for_equal_values_and_differs_between_types(
+    items: list[dict[str, Any]],
+) -> None:
+    # Every call gives the digest of the values, whatever objects hold them (texts
+    # neither shared nor interned, as a database gives them); values that differ only
+    # in type (1, 1.0, True) must not share one.
     fresh = params_fingerprint([dict(item) for item in items])
-    params_module._DIGESTS.clear()
-    again = params_fingerprint([dict(item) for item in items])
-    assert fresh is not None and fresh == again
+    assert fresh is not None
     assert params_fingerprint([dict(item) for item in items]) == fresh
-    # Equal values in objects of their own (texts neither shared nor interned, as a
-    # database gives them) find the same remembered digest, remembered once.
-    remembered = len(params_module._DIGESTS)
     assert params_fingerprint([_rebuilt(item) for item in items]) == fresh
-    assert len(params_module._DIGESTS) == remembered
     retyped = [{key: _retype(value) for key, value in item.items()} for item in items]
     if retyped != items or any(
         type(a) is not type(b)
@@ -189,28 +184,23 @@ def _retype(value: Any) -> Any:
     return value
 
 
-def test_values_of_other_types_are_never_taken_for_a_remembered_text() -> None:
+def test_values_of_other_types_are_never_taken_for_a_text() -> None:
     class Opaque:
         def __repr__(self) -> str:
             return "'flask'"
 
     plain = params_fingerprint([{"tag": "flask"}])
     assert plain is not None
-    # A value without a stable encoding gives no fingerprint the first time it is seen,
-    # whatever its repr; a remembered text is one checked to hold plain values only.
-    params_module._DIGESTS.clear()
+    # A value without a stable encoding gives no fingerprint, whatever its repr.
     assert params_fingerprint([{"tag": Opaque()}]) is None
 
 
-def test_a_buffer_is_never_taken_for_bytes_seen_before() -> None:
-    # marshal writes bytes, bytearray and memoryview alike, and URLs of the three differ;
-    # only plain items are remembered by their bytes, so each is checked on its own.
-    params_module._DIGESTS.clear()
+def test_a_buffer_is_never_taken_for_bytes() -> None:
+    # bytes have a stable encoding; bytearray and memoryview (whose contents may change
+    # under the digest) have none.
     assert params_fingerprint([{"k": b"ab"}]) is not None
     for other in (bytearray(b"ab"), memoryview(b"ab")):
         assert params_fingerprint([{"k": other}]) is None
-    # A plain item is remembered, and found again by equal values.
-    params_module._DIGESTS.clear()
-    digest = params_fingerprint([{"k": "ab", "n": 1}])
-    assert len(params_module._DIGESTS) == 1
-    assert params_fingerprint([{"k": "".join(["a", "b"]), "n": 1}]) == digest
+    assert params_fingerprint([{"k": "ab", "n": 1}]) == params_fingerprint(
+        [{"k": "".join(["a", "b"]), "n": 1}]
+    )

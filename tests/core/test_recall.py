@@ -316,14 +316,3 @@ def test_a_source_that_counted_nothing_is_never_remembered_away() -> None:
     grown = answer(site)
     assert grown.error is None
     assert b"<sitemapindex" in grown.body  # 53 URLs at 10 a page: an index now
-
-
-def test_remembered_etags_keep_no_index_sized_keys() -> None:
-    from sitemap_core.serve import validators
-
-    validators._ETAGS.clear()
-    children = [(f"https://example.com/sitemap-s-{i}.xml", "2024-01-01") for i in range(5_000)]
-    validators.fingerprint_etag("index", children, "identity")
-    assert validators._ETAGS == {}  # computed, not kept
-    validators.fingerprint_etag("page", [(("s", 0, 10), "v1")], "identity")
-    assert len(validators._ETAGS) == 1

@@ -737,8 +737,9 @@ def test_asgi_builder_equals_request_url_for(
         assert asgi_sitemap.url_builder(name)(**params) == str(request.url_for(name, **params))
 
 
-class CountingFallback:
-    """Stands in for the reference ``url_for`` the ASGI builder falls back to."""
+class CountingReference:
+    """Stands in for the reference ``url_for`` (the router's ``url_path_for`` on the
+    base URL) that the ASGI builder asks where Starlette alone knows the answer."""
 
     def __init__(self) -> None:
         self.calls = 0
@@ -749,7 +750,7 @@ class CountingFallback:
 
 
 @pytest.mark.parametrize(
-    ("name", "params", "fast"),
+    ("name", "params", "by_route"),
     [
         ("string", {"s": "caf\u00e9 ?#"}, True),
         ("path", {"p": "a/b"}, True),
@@ -769,11 +770,12 @@ class CountingFallback:
         ("d:page", {"section": "s", "slug": "t"}, True),
         ("l:about", {"lang": "en"}, True),
         ("w:a", {"where": "a/b", "a": "c"}, True),
-        # Starlette's business: errors, other routes, names only it can answer.
-        ("string", {"s": "a/b"}, False),
-        ("string", {"s": ""}, False),
-        ("int", {"i": -1}, False),
-        ("float", {"f": math.nan}, False),
+        # A value its convertor refuses: the convertor's own error, as Starlette's.
+        ("string", {"s": "a/b"}, True),
+        ("string", {"s": ""}, True),
+        ("int", {"i": -1}, True),
+        ("float", {"f": math.nan}, True),
+        # Starlette's business: other routes, names only it knows how it answers.
         ("int", {"i": 3, "extra": 1}, False),
         ("l:about", {}, False),
         ("files", {"path": "x.css"}, False),
@@ -782,15 +784,61 @@ class CountingFallback:
         ("missing", {}, False),
     ],
 )
-def test_asgi_fast_path_and_fallback(
-    monkeypatch: pytest.MonkeyPatch, name: str, params: dict[str, Any], fast: bool
+def test_asgi_builder_asks_the_router_only_for_its_business(
+    monkeypatch: pytest.MonkeyPatch, name: str, params: dict[str, Any], by_route: bool
 ) -> None:
-    counting = CountingFallback()
+    """The route found for the parameters' names builds the URL, or the router's
+    ``url_path_for`` does, decided by those names (never after an error): the answer,
+    or the error, is the router's."""
+    counting = CountingReference()
     monkeypatch.setattr(asgi_urls, "_url_path_for_on_base", counting)
     with asgi_context("https://example.com:8443/root"):
         expected = outcome(lambda: reference_url_for(name, **params))
         assert outcome(lambda: asgi_sitemap.url_builder(name)(**params)) == expected
-    assert (counting.calls == 0) is fast, expected
+    assert (counting.calls == 0) is by_route, expected
+
+
+class Fragile(Convertor[str]):
+    """A convertor with a bug of its own for one value."""
+
+    regex = "[a-z]+"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        if value == "bug":
+            raise ZeroDivisionError("a bug in to_string")
+        return str(value)
+
+
+def test_asgi_convertor_errors_are_not_hidden(monkeypatch: pytest.MonkeyPatch) -> None:
+    register_url_convertor("test_url_builders_fragile", Fragile())
+    router = Router([Route("/f/{x:test_url_builders_fragile}", endpoint, name="f")])
+    counting = CountingReference()
+    monkeypatch.setattr(asgi_urls, "_url_path_for_on_base", counting)
+    with asgi_context("https://example.com", router):
+        builder = asgi_sitemap.url_builder("f")
+        assert builder(x="ok") == "https://example.com/f/ok"
+        with pytest.raises(ZeroDivisionError, match="a bug in to_string"):
+            builder(x="bug")
+    assert counting.calls == 0
+
+
+def test_asgi_mounts_passed_over_convert_as_starlette_does() -> None:
+    """Starlette converts the parameters of a mount it searches, even one whose routes
+    do not answer: a value that mount refuses is the router's error."""
+    router = Router(
+        [
+            Mount("/{n:int}", routes=[Route("/a", endpoint, name="a")]),
+            Route("/posts/{n}", endpoint, name="post"),
+        ]
+    )
+    with asgi_context("https://example.com", router):
+        for params in [{"n": "7"}, {"n": "seven"}, {"n": "-1"}]:
+            expected = outcome(lambda: reference_url_for("post", **params))  # noqa: B023
+            assert outcome(lambda: asgi_sitemap.url_builder("post")(**params)) == expected  # noqa: B023
+        assert outcome(lambda: asgi_sitemap.url_builder("post")(n="seven"))[0] == "ValueError"
 
 
 def test_asgi_builder_follows_each_request_context() -> None:
@@ -857,10 +905,10 @@ def test_include_output_is_byte_identical_to_url_for_per_url(front: str) -> None
 
 
 def test_include_uses_the_builder(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The decorated routes' URLs do not go through url_for when the builder covers them."""
+    """The decorated routes' URLs are built by their rules, not by url_for per URL."""
     flask_counting = CountingUrlFor()
     monkeypatch.setattr(flask_urls, "url_for", flask_counting)
-    asgi_counting = CountingFallback()
+    asgi_counting = CountingReference()
     monkeypatch.setattr(asgi_urls, "_url_path_for_on_base", asgi_counting)
     assert wsgi_client(flask_app()).get("/sitemap-routes-1.xml").status_code == 200
     assert asgi_client(starlette_app()).get("/sitemap-routes-1.xml").status_code == 200

@@ -325,7 +325,7 @@ async def _spec_batches(
     spec: _Spec, name: str, runner: Runner, size: int
 ) -> AsyncIterator[Sequence[Entry | Row]]:
     params = spec.params
-    build_url = UrlBuilder(name).build
+    build_url = UrlBuilder(name).for_request()  # this request's, looked up once
     if params is None:
         yield _entries(spec, name, {}, build_url)
     elif inspect.isasyncgenfunction(params):

@@ -2,10 +2,11 @@
 
 ``router.url_path_for(name, **params)`` searches the routes (and mounts) for every URL,
 compares parameter sets, splits the path format with a regular expression and builds
-``URLPath`` objects: a few microseconds each, a large share of a sitemap page. A
-:class:`UrlBuilder` finds the route once per request (the middleware sets a new
-context per request) and keeps what does not depend on the values: the route's static
-text, each parameter's convertor, the mounts' prefixes and the site's base URL::
+``URLPath`` objects. A :class:`UrlBuilder` finds the route once per request (the
+middleware sets a new context per request) and per set of parameter names, and keeps
+what does not depend on the values: the route's and its mounts' path formats split
+into static texts and parameters (as Starlette's ``replace_params`` splits them), and
+each parameter's convertor, whose ``to_string`` converts every value::
 
     from asgi_sitemap import Entry, url_builder
 
@@ -15,17 +16,18 @@ text, each parameter's convertor, the mounts' prefixes and the site's base URL::
         async for row in database.rows():
             yield Entry(article_url(article_id=row.id), lastmod=row.updated_at)
 
-The result is always exactly ``asgi_sitemap.context.url_for(name, **params)``: the
-router's ``url_path_for(name, **params)`` joined to the site's trusted base URL, which
-is what ``request.url_for(name, **params)`` gives on that base URL. What the fast path
-does not cover goes to ``url_path_for`` itself: parameters that are not exactly the
-route's (Starlette finds no route, or another one), a value a convertor refuses (so the
-error is Starlette's), a name that only a ``Host`` route, a ``WebSocketRoute``, a
-mount's own URL or a route class of its own (FastAPI's included routers, for one)
-could answer, and a router whose ``url_path_for`` is not Starlette's.
+The result is ``asgi_sitemap.context.url_for(name, **params)``: the router's
+``url_path_for(name, **params)`` joined to the site's trusted base URL, which is what
+``request.url_for(name, **params)`` gives on that base URL. A value a convertor
+refuses raises the convertor's own error, as ``url_path_for`` does. The router's
+``url_path_for`` itself builds the URLs that only Starlette knows how it would answer:
+parameter names no route of that name takes (it raises ``NoMatchFound``), a name that
+a ``Host``, a ``WebSocketRoute``, a mount's own URL or a route class of its own
+(FastAPI's included routers, for one) may answer, a ``path`` parameter through a mount,
+a mount's parameter left out, and a router whose ``url_path_for`` is not Starlette's.
 
 :func:`url_for` keeps one builder per route name, so sources that call
-``url_for(name, **params)`` get the fast path too.
+``url_for(name, **params)`` get the same.
 
 Runnable example (the middleware sets the context sources run in)::
 
@@ -50,19 +52,11 @@ Runnable example (the middleware sets the context sources run in)::
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from starlette.convertors import (
-    Convertor,
-    FloatConvertor,
-    IntegerConvertor,
-    PathConvertor,
-    StringConvertor,
-    UUIDConvertor,
-)
+from starlette.convertors import Convertor
+from starlette.datastructures import URLPath
 from starlette.routing import PARAM_FORMAT_REGEX, Host, Mount, Route, Router, WebSocketRoute
 
 from .context import SitemapContext, _current
@@ -70,21 +64,13 @@ from .context import url_for as _url_path_for_on_base
 
 __all__ = ["UrlBuilder", "url_builder", "url_for"]
 
-#: Renders one parameter value, or raises (any exception) to let url_path_for decide.
-Convert = Callable[[Any], str]
-#: Renders a whole URL from the parameters, or raises (any exception).
-Render = Callable[[Mapping[str, Any]], str]
+#: Builds the absolute URL for a mapping of path parameters.
+Build = Callable[[Mapping[str, Any]], str]
 
 #: How deep mounts are followed (a bound, not a limit any real app reaches).
 _MAX_DEPTH = 32
-
-
-class _UseUrlPathFor(Exception):
-    """The fast path cannot promise url_path_for's answer for these parameters."""
-
-
-class _Unknown(Exception):
-    """A route on the way answers names in a way this module does not reproduce."""
+#: How many sets of parameter names one builder keeps per request (a bound).
+_MAX_KEY_SETS = 16
 
 
 class UrlBuilder:
@@ -100,47 +86,42 @@ class UrlBuilder:
         if not isinstance(name, str) or not name:
             raise TypeError(f"url_builder() needs a route name, got {name!r}")
         self.name = name
-        # (context, renderer or None): recomputed for each sitemap request's context.
-        self._bound: tuple[SitemapContext, Render | None] | None = None
+        # (context, how URLs are built in it): renewed for each sitemap request.
+        self._bound: tuple[SitemapContext, _RouteUrls] | None = None
 
     def __repr__(self) -> str:
         return f"url_builder({self.name!r})"
 
     def __call__(self, /, **params: Any) -> str:
         """The absolute URL of the route for ``params``, as ``url_for`` gives it."""
-        # The body of build(), repeated: one call level less per URL.
-        context = _current.get(None)
-        if context is not None:
-            bound = self._bound
-            if bound is None or bound[0] is not context:
-                bound = self._bind(context)
-            render = bound[1]
-            if render is not None:
-                try:
-                    return render(params)
-                except Exception:  # anything unusual: Starlette gives the answer or the error
-                    pass
-        return _url_path_for_on_base(self.name, **params)
+        return self.build(params)
 
     def build(self, params: Mapping[str, Any]) -> str:
         """The absolute URL of the route for the mapping ``params`` (left unchanged)."""
-        context = _current.get(None)
-        if context is not None:
-            bound = self._bound
-            if bound is None or bound[0] is not context:
-                bound = self._bind(context)
-            render = bound[1]
-            if render is not None:
-                try:
-                    return render(params)
-                except Exception:
-                    pass
-        return _url_path_for_on_base(self.name, **params)
+        bound = self._bound
+        if bound is None or bound[0] is not _current.get(None):
+            return self.for_request()(params)
+        # _RouteUrls.build, one call level less per URL.
+        keys, build = bound[1].last
+        if params.keys() != keys:
+            build = bound[1].learn(params)
+        return build(params)
 
-    def _bind(self, context: SitemapContext) -> tuple[SitemapContext, Render | None]:
-        bound = (context, _renderer(self.name, context))
-        self._bound = bound  # one assignment: another thread sees the old or the new pair
-        return bound
+    def for_request(self) -> Build:
+        """What :meth:`build` does while the current sitemap request is served: for a
+        loop that builds many URLs in one request (a route source's page), without
+        looking the request up for each."""
+        context = _current.get(None)
+        if context is None:  # the reference raises its LookupError
+            return self._reference
+        bound = self._bound
+        if bound is None or bound[0] is not context:
+            bound = (context, _RouteUrls(self.name, context))
+            self._bound = bound  # one assignment: another thread sees the old or the new pair
+        return bound[1].build
+
+    def _reference(self, params: Mapping[str, Any]) -> str:
+        return _url_path_for_on_base(self.name, **params)
 
 
 def url_builder(name: str) -> UrlBuilder:
@@ -166,338 +147,192 @@ def url_for(name: str, /, **path_params: Any) -> str:
     return builder(**path_params)
 
 
-# -- finding the route url_path_for would use -------------------------------------------
+class _RouteUrls:
+    """The URLs of the routes named ``name`` in one request's router, on its base URL:
+    one way to build them per set of parameter names (the route Starlette's search
+    answers from depends on the name and those names only)."""
 
+    __slots__ = ("_base", "_by_keys", "_name", "_router", "last")
 
-def _renderer(name: str, context: SitemapContext) -> Render | None:
-    """A renderer equal to url_path_for on the context's router, or None."""
-    router = context.router
-    if router is None or type(router).url_path_for is not Router.url_path_for:
-        return None
-    base = context.base.url
-    if context.base.join("/a") != base + "/a":  # the reference joins otherwise: defer to it
-        return None
-    routes = list(router.routes)
-    try:
-        key_sets = set(_key_sets(routes, name, frozenset(), 0))
-    except _Unknown:
-        return None
-    renderers: dict[frozenset[str], Render] = {}
-    for keys in key_sets:
+    def __init__(self, name: str, context: SitemapContext) -> None:
+        self._name = name
+        self._router = context.router
+        self._base = context.base.url
+        self._by_keys: dict[frozenset[str], Build] = {}
+        #: The parameter names of the last URL and their way, replaced in one
+        #: assignment: the parameters of one source have the same names.
+        self.last: tuple[frozenset[Any], Build] = (frozenset({None}), self._reference)
+
+    def build(self, params: Mapping[str, Any]) -> str:
+        """``url_for(name, **params)``."""
+        keys, build = self.last
+        if params.keys() != keys:
+            build = self.learn(params)
+        return build(params)
+
+    def learn(self, params: Mapping[str, Any]) -> Build:
+        """The way to build URLs for parameters named as ``params``, now the last."""
+        keys = frozenset(params)
+        build = self._by_keys.get(keys)
+        if build is None:
+            build = self._build_for(keys)
+            if len(self._by_keys) < _MAX_KEY_SETS:
+                self._by_keys[keys] = build
+        self.last = (keys, build)
+        return build
+
+    def _build_for(self, keys: frozenset[str]) -> Build:
+        router = self._router
+        if router is None or type(router).url_path_for is not Router.url_path_for:
+            return self._reference
         try:
-            chain = _resolve(routes, name, keys, 0)
-        except _Unknown:  # parameters named so go to url_path_for (no renderer matches)
-            continue
-        if chain is not None:
-            renderers[keys] = _chain_renderer(base, chain, keys)
-    if not renderers:
-        return None  # no route of that name: url_path_for raises NoMatchFound
-    if len(renderers) == 1:
-        return next(iter(renderers.values()))
+            chain = _chain(router.routes, self._name, keys, 0)
+        except _AskStarlette:
+            return self._reference
+        if chain is None:  # no route answers: url_path_for raises NoMatchFound
+            return self._reference
+        path = _Path(self._base, chain)
+        return path.nested if path.mounts else path.flat
 
-    def by_keys(params: Mapping[str, Any]) -> str:
-        return renderers[frozenset(params)](params)
-
-    return by_keys
+    def _reference(self, params: Mapping[str, Any]) -> str:
+        return _url_path_for_on_base(self._name, **params)
 
 
-def _kind(route: Any) -> Any:
-    """Which of Starlette's ``url_path_for`` the route's class uses (or its own)."""
-    return getattr(type(route), "url_path_for", None)
+class _AskStarlette(Exception):
+    """A route on the way may answer the name in a way only Starlette knows."""
 
 
-def _key_sets(
-    routes: Iterable[Any], name: str, outer: frozenset[str], depth: int
-) -> Iterator[frozenset[str]]:
-    """The parameter sets with which some route (under mounts) is called ``name``."""
+def _chain(routes: Iterable[Any], name: str, keys: frozenset[str], depth: int) -> list[Any] | None:
+    """The mounts and the route ``Router.url_path_for(name, **params)`` answers from,
+    for parameters named ``keys``, in Starlette's search order (the first route that
+    answers); None when none does. Raises :class:`_AskStarlette` where Starlette alone
+    knows (see the module documentation)."""
     if depth > _MAX_DEPTH:
-        raise _Unknown
+        raise _AskStarlette
     for route in routes:
-        kind = _kind(route)
-        if kind is Route.url_path_for and route.name == name:
-            yield outer | frozenset(route.param_convertors)
-        elif kind is Mount.url_path_for:
-            mount_name = route.name
-            if mount_name is None or name.startswith(mount_name + ":"):
-                rest = name if mount_name is None else name[len(mount_name) + 1 :]
-                own = frozenset(route.param_convertors) - {"path"}
-                yield from _key_sets(route.routes or [], rest, outer | own, depth + 1)
-
-
-def _resolve(routes: list[Any], name: str, keys: frozenset[str], depth: int) -> list[Any] | None:
-    """The mounts and the route ``url_path_for(name, **params)`` answers from, for
-    parameters named ``keys``, following Starlette's search order; None when no
-    route answers. Raises :class:`_Unknown` when a route on the way might answer in a
-    way not reproduced here (then every URL goes to url_path_for)."""
-    if depth > _MAX_DEPTH:
-        raise _Unknown
-    for route in routes:
-        kind = _kind(route)
+        kind = type(route).url_path_for
         if kind is Route.url_path_for:
-            if name == route.name and keys == route.param_convertors.keys():
+            if route.name == name and route.param_convertors.keys() == keys:
                 return [route]
-        elif kind is WebSocketRoute.url_path_for:
-            if name == route.name and keys == route.param_convertors.keys():
-                raise _Unknown
         elif kind is Mount.url_path_for:
-            mount_name = route.name
-            own = frozenset(route.param_convertors)
-            if mount_name is not None and name == mount_name and "path" in keys:
-                if not keys - own:  # the mount's own URL ("static", path=...)
-                    raise _Unknown
-            elif mount_name is None or name.startswith(mount_name + ":"):
-                if "path" in keys:
-                    # A "path" parameter passes through a mount only when not None.
-                    raise _Unknown
-                rest = name if mount_name is None else name[len(mount_name) + 1 :]
-                found = _resolve(list(route.routes or []), rest, keys - own, depth + 1)
-                if found is not None:
-                    return [route, *found]
-        elif kind is Host.url_path_for:
-            host_name = route.name
-            if host_name is None or name == host_name or name.startswith(host_name + ":"):
-                raise _Unknown
-        else:
-            raise _Unknown
+            found = _mount_chain(route, name, keys, depth)
+            if found is not None:
+                return found
+        elif _may_answer(route, name, keys):
+            raise _AskStarlette
     return None
 
 
-# -- rendering ---------------------------------------------------------------------------
+def _mount_chain(mount: Mount, name: str, keys: frozenset[str], depth: int) -> list[Any] | None:
+    """As :func:`_chain`, under ``mount`` (``Mount.url_path_for``'s search)."""
+    prefix = mount.name
+    if prefix is not None and not name.startswith(prefix + ":"):
+        if name == prefix and "path" in keys:  # the mount's own URL
+            raise _AskStarlette
+        return None
+    if "path" in keys:  # passed on to the mount's routes unless it is None
+        raise _AskStarlette
+    own = mount.param_convertors.keys() - {"path"}
+    rest = name if prefix is None else name[len(prefix) + 1 :]
+    found = _chain(mount.routes, rest, keys - own, depth + 1)
+    if found is None:
+        if own & keys:  # converted while Starlette searches: a value refused is its error
+            raise _AskStarlette
+        return None
+    if not own <= keys:  # Starlette leaves "{name}" in the URL
+        raise _AskStarlette
+    return [mount, *found]
 
 
-def _fix(path: str) -> str:
-    """What ``URLPath`` makes of a path: backslashes quoted, no leading ``//``."""
-    path = path.replace("\\", "%5C")
-    if path.startswith("//"):
-        path = "/%2F" + path[2:]
-    return path
+def _may_answer(route: Any, name: str, keys: frozenset[str]) -> bool:
+    """Whether a route that is neither a Route nor a Mount may answer ``name``."""
+    kind = type(route).url_path_for
+    if kind is WebSocketRoute.url_path_for:
+        return bool(route.name == name and route.param_convertors.keys() == keys)
+    if kind is Host.url_path_for:
+        prefix = route.name
+        return prefix is None or name == prefix or name.startswith(prefix + ":")
+    return True
 
 
-@dataclass(frozen=True)
-class _Format:
-    """A path format as static texts and parameters: ``texts[0]``, then per parameter
-    its convertor and the text after it (``texts[i + 1]``)."""
+class _Level:
+    """A path format as ``replace_params`` fills it: ``first``, then per parameter its
+    convertor's ``to_string(value)`` and the text after it. The parameter ``blank``
+    (a mount's ``path``) is filled with its convertor's text for ``""`` once, as
+    ``Mount.url_path_for`` fills it for the mount's routes."""
 
-    texts: tuple[str, ...]
-    params: tuple[tuple[str, Convert], ...]
+    __slots__ = ("first", "steps")
 
-    @classmethod
-    def of(
-        cls, path_format: str, convertors: Mapping[str, Convertor[Any]], blank: str = ""
-    ) -> _Format:
-        """Split ``path_format`` as ``replace_params`` reads it; the parameter ``blank``
-        (a mount's ``path``) is the text its convertor gives for ``""``."""
-        pieces = PARAM_FORMAT_REGEX.split(path_format)
-        texts = [pieces[0]]
-        params: list[tuple[str, Convert]] = []
-        for index in range(1, len(pieces), 2):
-            key, after = pieces[index], pieces[index + 1]
-            if key == blank:
-                texts[-1] += convertors[key].to_string("") + after
+    def __init__(
+        self, path_format: str, convertors: Mapping[str, Convertor[Any]], blank: str = ""
+    ) -> None:
+        first, *pieces = PARAM_FORMAT_REGEX.split(path_format)
+        self.first = first
+        self.steps: list[tuple[str, Callable[[Any], str], str]] = []
+        for key, after in zip(pieces[::2], pieces[1::2], strict=True):
+            if key != blank:
+                self.steps.append((key, convertors[key].to_string, after))
+            elif self.steps:
+                last, to_string, text = self.steps[-1]
+                self.steps[-1] = (last, to_string, text + convertors[key].to_string("") + after)
             else:
-                params.append((key, _convertor(convertors[key])))
-                texts.append(after)
-        return cls(tuple(texts), tuple(params))
-
-    def fill(self, params: Mapping[str, Any]) -> str:
-        """The format with the parameters' texts."""
-        texts = self.texts
-        out = texts[0]
-        for index, (key, convert) in enumerate(self.params, 1):
-            out += convert(params[key]) + texts[index]
-        return out
+                self.first += convertors[key].to_string("") + after
 
 
-def _chain_renderer(base: str, chain: list[Any], keys: frozenset[str]) -> Render:
-    """The renderer of ``chain`` (mounts, then the route) under the base URL ``base``."""
-    *mounts, route = chain
-    target = _Format.of(route.path_format, route.param_convertors)
-    levels = [_Format.of(m.path_format, m.param_convertors, blank="path") for m in mounts]
-    count = len(keys)
-    flat = _flatten(levels, target)
-    if flat is None:
-        return _general_renderer(base, levels, target, count)
-    texts, steps, leading = flat
-    head = base + texts[0]
-    if leading:  # the route's path may start with "//" once filled: URLPath's rule
+class _Path:
+    """How ``Router.url_path_for`` builds the path of a route under its mounts, joined
+    to the base URL (``BaseURL.join`` puts the path after the base URL's text).
 
-        def prefixed(params: Mapping[str, Any]) -> str:
-            if len(params) != count:
-                raise _UseUrlPathFor
-            return head + _fix(target.fill(params))
+    A mount puts its path (its parameters filled, trailing slashes stripped) before
+    the ``URLPath`` of its route's, and ``URLPath`` quotes backslashes and a leading
+    ``//`` (see :func:`_own_url_path`). The mounts' parameters are converted before
+    the route's, as Starlette converts them. A mount without parameters around the
+    others is static text: it goes into the head."""
 
-        return prefixed
-    if not steps:
+    __slots__ = ("_first", "_head", "_lead", "_steps", "mounts")
 
-        def static(params: Mapping[str, Any]) -> str:
-            if params:
-                raise _UseUrlPathFor
-            return head
+    def __init__(self, base: str, chain: list[Any]) -> None:
+        *mounts, route = chain
+        levels = [_Level(m.path_format, m.param_convertors, blank="path") for m in mounts]
+        while levels and not levels[0].steps and _own_url_path(levels[0].first.rstrip("/")):
+            base += levels.pop(0).first.rstrip("/")
+        self._head = base
+        #: The mounts with parameters, outermost first: composed per URL.
+        self.mounts = levels
+        level = _Level(route.path_format, route.param_convertors)
+        self._first, self._steps = level.first, level.steps
+        # Whether the path may start with "//": only where its first text is "/" or
+        # starts so (a route's path starts with "/").
+        self._lead = self._first == "/" or self._first.startswith("//")
 
-        return static
-    if len(steps) == 1:
-        ((key, convert, tail),) = steps
+    def flat(self, params: Mapping[str, Any]) -> str:
+        """The URL for ``params``, without mounts to compose."""
+        path = self._first
+        for key, to_string, after in self._steps:
+            path += to_string(params[key]) + after
+        if "\\" in path or (self._lead and path.startswith("//")):  # see _own_url_path
+            path = str(URLPath(path))
+        return self._head + path
 
-        def one(params: Mapping[str, Any]) -> str:
-            if len(params) != count:
-                raise _UseUrlPathFor
-            return head + convert(params[key]) + tail
-
-        return one
-    if len(steps) == 2:
-        (key1, convert1, tail1), (key2, convert2, tail2) = steps
-
-        def two(params: Mapping[str, Any]) -> str:
-            if len(params) != count:
-                raise _UseUrlPathFor
-            return head + convert1(params[key1]) + tail1 + convert2(params[key2]) + tail2
-
-        return two
-
-    def many(params: Mapping[str, Any]) -> str:
-        if len(params) != count:
-            raise _UseUrlPathFor
-        url = head
-        for key, convert, tail in steps:
-            url += convert(params[key]) + tail
-        return url
-
-    return many
+    def nested(self, params: Mapping[str, Any]) -> str:
+        """The URL for ``params``, under mounts with parameters."""
+        prefixes = []
+        for level in self.mounts:
+            prefix = level.first
+            for key, to_string, after in level.steps:
+                prefix += to_string(params[key]) + after
+            prefixes.append(prefix.rstrip("/"))
+        path = self._first
+        for key, to_string, after in self._steps:
+            path += to_string(params[key]) + after
+        for prefix in [*reversed(prefixes), ""]:  # each level's URLPath, innermost first
+            if "\\" in path or path.startswith("//"):
+                path = str(URLPath(path))
+            path = prefix + path
+        return self._head + path
 
 
-def _flatten(
-    levels: list[_Format], target: _Format
-) -> tuple[list[str], list[tuple[str, Convert, str]], bool] | None:
-    """The chain as one format, when what each level does to the path is known now.
-
-    ``Mount.url_path_for`` writes ``prefix.rstrip("/") + inner`` and ``URLPath`` then
-    quotes backslashes and a leading ``//``. Convertors here quote backslashes in
-    values; the rest only touches static text when each mount's text starts with "/"
-    and another character, and its end is static text or a value that cannot end with
-    "/". Returns the texts before and the steps (parameter, convertor, text after),
-    and whether the route's own path needs the leading-``//`` rule at run time (only
-    under static mounts); None when the general renderer must compose level by level.
-    """
-    prefix = ""
-    steps: list[tuple[str, Convert, str]] = []
-    for level in levels:
-        if not level.params:
-            piece = level.texts[0].rstrip("/")
-            if piece:
-                prefix_text = _fix(piece)
-                if steps:
-                    key, convert, tail = steps[-1]
-                    steps[-1] = (key, convert, tail + prefix_text)
-                else:
-                    prefix += prefix_text
-            continue
-        first, *tails = level.texts
-        last = tails[-1].rstrip("/")
-        if not _starts_once(first, level.params[0][1]):
-            return None
-        if not last and not _slashless(level.params[-1][1]):
-            return None
-        tails[-1] = last
-        texts = [text.replace("\\", "%5C") for text in [first, *tails]]
-        if steps:
-            key, convert, tail = steps[-1]
-            steps[-1] = (key, convert, tail + texts[0])
-        else:
-            prefix += texts[0]
-        for (key, convert), tail in zip(level.params, texts[1:], strict=True):
-            steps.append((key, convert, tail))
-    first = target.texts[0]
-    if not (target.params and _starts_once(first, target.params[0][1])) and (
-        first == "/" or first.startswith("//")
-    ):
-        if steps:
-            return None  # a mount with parameters before it: the general renderer
-        return [prefix], [], True
-    texts = [text.replace("\\", "%5C") for text in target.texts]
-    if steps:
-        key, convert, tail = steps[-1]
-        steps[-1] = (key, convert, tail + texts[0])
-    else:
-        prefix += texts[0]
-    for (key, convert), tail in zip(target.params, texts[1:], strict=True):
-        steps.append((key, convert, tail))
-    return [prefix], steps, False
-
-
-def _slashless(convert: Convert) -> bool:
-    """Whether the convertor's text is never empty and has no "/" at either end."""
-    return convert is _string or convert is _integer or convert is _float
-
-
-def _starts_once(text: str, convert: Convert) -> bool:
-    """Whether a path starting with ``text`` then the value of ``convert`` starts with
-    one "/" and something else (so URLPath's leading-``//`` rule cannot apply)."""
-    if text == "/":
-        return _slashless(convert)
-    return len(text) >= 2 and text[0] == "/" and text[1] != "/"
-
-
-def _general_renderer(base: str, levels: list[_Format], target: _Format, count: int) -> Render:
-    """Mounts with parameters: each level as ``Mount.url_path_for`` composes it."""
-    inner_first = levels[::-1]
-
-    def render(params: Mapping[str, Any]) -> str:
-        if len(params) != count:
-            raise _UseUrlPathFor
-        path = _fix(target.fill(params))
-        for level in inner_first:
-            path = _fix(level.fill(params).rstrip("/") + path)
-        return base + path
-
-    return render
-
-
-# -- convertors --------------------------------------------------------------------------
-
-
-def _convertor(convertor: Convertor[Any]) -> Convert:
-    """A function giving ``convertor.to_string(value)`` as it ends up in the URL path
-    (backslashes quoted), with Starlette's own convertors done inline."""
-    to_string = type(convertor).to_string
-    if to_string is StringConvertor.to_string:
-        return _string
-    if to_string is PathConvertor.to_string or to_string is UUIDConvertor.to_string:
-        return _text
-    if to_string is IntegerConvertor.to_string:
-        return _integer
-    if to_string is FloatConvertor.to_string:
-        return _float
-    bound = convertor.to_string
-
-    def custom(value: Any) -> str:
-        text = bound(value)
-        return text.replace("\\", "%5C") if "\\" in text else text
-
-    return custom
-
-
-def _string(value: Any) -> str:
-    # StringConvertor asserts a non-empty segment without "/": Starlette says so.
-    text = value if type(value) is str else str(value)
-    if not text or "/" in text:
-        raise _UseUrlPathFor
-    return text.replace("\\", "%5C") if "\\" in text else text
-
-
-def _text(value: Any) -> str:
-    text = value if type(value) is str else str(value)
-    return text.replace("\\", "%5C") if "\\" in text else text
-
-
-def _integer(value: Any) -> str:
-    number = int(value)
-    if number < 0:
-        raise _UseUrlPathFor  # Starlette asserts: let it say so
-    return str(number)
-
-
-def _float(value: Any) -> str:
-    number = float(value)
-    if not 0.0 <= number < math.inf:  # NaN, infinities and negatives: Starlette asserts
-        raise _UseUrlPathFor
-    return f"{number:.20f}".rstrip("0").rstrip(".")
+def _own_url_path(path: str) -> bool:
+    """Whether ``URLPath(path)`` is ``path``: Starlette quotes backslashes and a
+    leading ``//``, which few paths have."""
+    return "\\" not in path and not path.startswith("//")

@@ -63,8 +63,8 @@ class RouteSpec:
     _found: WeakKeyDictionary[Flask, list[str]] = field(
         default_factory=WeakKeyDictionary, repr=False, compare=False
     )
-    #: One URL builder per endpoint, kept so that its plan of the rule (and, while the
-    #: extension reuses a URL adapter, its bound prefix) outlives a request.
+    #: One URL builder per endpoint, kept so that, while the extension reuses a URL
+    #: adapter, what it learnt of the rule under it outlives a request.
     _builders: dict[str, UrlBuilder] = field(default_factory=dict, repr=False, compare=False)
     #: ``params`` gave too many items, or a value without a stable encoding, to be
     #: fingerprinted: not tried again (each try is a call of ``params``, perhaps a query).
@@ -230,12 +230,13 @@ class RouteSpec:
         return (self.label, rules, fields, self.languages, self.fields_only)
 
     def _url_builds(self, app: Flask) -> Iterator[tuple[str, Callable[[Mapping[str, Any]], str]]]:
-        """Each endpoint with the ``build`` of its kept URL builder."""
+        """Each endpoint with its kept URL builder's build for this request (the
+        request's URL adapter is looked up once, not per URL)."""
         for endpoint in self.endpoints(app):
             builder = self._builders.get(endpoint)
             if builder is None:
                 builder = self._builders.setdefault(endpoint, UrlBuilder(endpoint))
-            yield endpoint, builder.build
+            yield endpoint, builder.for_request()
 
 
 def route_entries(

@@ -77,11 +77,16 @@ def etag(app: Any, path: str = "/sitemap.xml") -> str:
 def test_a_304_calls_params_once_and_builds_no_url(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[int] = []
     built: list[Any] = []
-    original = urls_module.UrlBuilder.build
+    original = urls_module.UrlBuilder.for_request
 
-    def counting(self: Any, values: Any) -> str:
-        built.append(values)
-        return original(self, values)
+    def counting(self: Any) -> Any:
+        build = original(self)
+
+        def counted(values: Any) -> str:
+            built.append(values)
+            return build(values)
+
+        return counted
 
     with TestClient(shop(ITEMS, calls), base_url=BASE) as client:
         tags = {}
@@ -89,7 +94,7 @@ def test_a_304_calls_params_once_and_builds_no_url(monkeypatch: pytest.MonkeyPat
             first = client.get(path)
             assert first.status_code == 200
             tags[path] = first.headers["etag"]
-        monkeypatch.setattr(urls_module.UrlBuilder, "build", counting)
+        monkeypatch.setattr(urls_module.UrlBuilder, "for_request", counting)
         calls.clear()
         for path, tag in tags.items():
             for _ in range(3):

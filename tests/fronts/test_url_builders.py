@@ -1,4 +1,4 @@
-"""The fast URL builders give exactly what the frameworks' own URL building gives.
+"""The URL builders give exactly what the frameworks' own URL building gives.
 
 * Flask: ``flask_sitemapper.url_builder(endpoint)(**values)`` against
   ``url_for(endpoint, _external=True, **values)``, in request contexts bound as a real
@@ -6,12 +6,14 @@
   over odd values: unicode, spaces, ``%``, ``?``, ``#``, slashes in ``path`` variables,
   negative and huge ints, floats, UUIDs, ``any``, ``string(length=...)``, custom
   converters, blueprints with a ``url_prefix`` and ``url_defaults``, ``url_defaults``
-  functions, query values, ``None``, and rules the fast path leaves to ``url_for``;
+  functions, query values, ``None``, hosts and subdomains, and the endpoints that
+  ``url_for`` builds itself;
 * ASGI: ``asgi_sitemap.url_builder(name)(**params)`` against the router's
   ``url_path_for`` joined to the base URL (``asgi_sitemap.context.url_for``) and
   against ``request.url_for`` on the same base, through mounts (named, unnamed, with
   parameters), ``root_path``, and a FastAPI app;
-* errors: where the framework raises, the builder raises the same error;
+* errors: where the framework raises, the builder raises the same error; a converter's
+  own bug is raised as is, never handed to the framework to try again;
 * ``include(params=...)`` / ``SitemapRoutes`` output stays byte-identical to what it
   was with ``url_for`` per URL (a recorded digest, and a ``url_for`` twin source).
 """
@@ -35,7 +37,7 @@ from starlette.convertors import Convertor, register_url_convertor
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse
 from starlette.routing import Host, Mount, Route, Router, WebSocketRoute
-from werkzeug.routing import BaseConverter
+from werkzeug.routing import BaseConverter, BuildError, ValidationError
 
 import asgi_sitemap
 import asgi_sitemap.urls as asgi_urls
@@ -343,7 +345,7 @@ class CountingUrlFor:
 
 
 @pytest.mark.parametrize(
-    ("endpoint", "values", "fast"),
+    ("endpoint", "values", "by_rule"),
     [
         ("string", {"s": "caf\u00e9 au lait?#"}, True),
         ("path", {"p": "a/b c/%"}, True),
@@ -352,6 +354,7 @@ class CountingUrlFor:
         ("float", {"f": 1.5}, True),
         ("uuid", {"u": uuid.UUID(int=5)}, True),
         ("any", {"c": "blue sky"}, True),
+        ("any", {"c": "purple"}, True),  # AnyConverter builds any value, as url_for does
         ("two", {"t": "fr"}, True),
         ("rev", {"r": "ab c"}, True),
         ("triple", {"a": "1", "b": "2", "c": "3/4"}, True),
@@ -361,34 +364,97 @@ class CountingUrlFor:
         ("home", {}, True),
         ("sub", {"a": "x"}, True),
         ("int", {"i": 7, "ref": "feed", "x": 3, "f": 1.5, "t": "a b&c"}, True),
+        ("int", {"i": 7, "ref": None}, True),  # a None value is left out, as url_for does
+        ("int", {"i": 7, "ref": ["a", "b"]}, True),  # Werkzeug encodes the whole query
+        ("int", {"i": "seven"}, True),  # the converter's ValueError, raised as url_for's
         ("blog.article", {"slug": "s"}, True),
         ("blog.article", {"slug": "s", "lang": "en"}, True),
         ("blog.inner.page", {"n": 3, "lang": "de"}, True),
         ("shop.product", {"item": "i"}, True),
         ("fixed", {"a": "x", "mode": "full"}, True),
-        # url_for's business: other rules, values it drops or expands, errors.
+        # url_for's business: several rules, values the rule refuses, its options,
+        # names it resolves.
         ("listing", {"page": 2}, False),
         ("blog.article", {"slug": "s", "lang": "fr"}, False),
         ("fixed", {"a": "x", "mode": "lite"}, False),
         ("int", {"i": None}, False),
-        ("int", {"i": 7, "ref": None}, False),
-        ("int", {"i": 7, "ref": ["a", "b"]}, False),
-        ("int", {"i": "seven"}, False),
-        ("any", {"c": "purple"}, False),
+        ("int", {"i": 7, "_anchor": "top"}, False),
         ("string", {}, False),
         (".string", {"s": "x"}, False),
         ("unknown", {}, False),
     ],
 )
-def test_flask_fast_path_and_fallback(
-    monkeypatch: pytest.MonkeyPatch, endpoint: str, values: dict[str, Any], fast: bool
+def test_flask_builder_asks_url_for_only_for_its_business(
+    monkeypatch: pytest.MonkeyPatch, endpoint: str, values: dict[str, Any], by_rule: bool
 ) -> None:
+    """The rule builds the URL, or url_for does, decided by what the values are (never
+    after an error of the rule's building): the answer, or the error, is url_for's."""
     counting = CountingUrlFor()
     monkeypatch.setattr(flask_urls, "url_for", counting)
     with flask_context(FLASK_APP, "https://example.com:8443/root", extension_binding=True):
         expected = outcome(lambda: url_for(endpoint, _external=True, **values))
         assert outcome(lambda: flask_sitemapper.url_builder(endpoint)(**values)) == expected
-    assert (counting.calls == 0) is fast, expected
+    assert (counting.calls == 0) is by_rule, expected
+
+
+class Refusing(BaseConverter):
+    """A converter that refuses some values as Werkzeug expects (ValidationError) and
+    fails on others (a bug of its own)."""
+
+    def to_url(self, value: Any) -> str:
+        if value == "refused":
+            raise ValidationError()
+        if value == "bug":
+            raise ZeroDivisionError("a bug in to_url")
+        return str(value)
+
+
+def test_flask_converter_errors_are_not_hidden(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ValidationError is Werkzeug's "cannot build": url_for raises its BuildError; any
+    other error of a converter surfaces as is, and url_for is not asked to retry."""
+    app = Flask("refusing")
+    app.url_map.converters["refusing"] = Refusing
+    app.add_url_rule("/r/<refusing:r>", "r", lambda r: r)
+    counting = CountingUrlFor()
+    monkeypatch.setattr(flask_urls, "url_for", counting)
+    builder = flask_sitemapper.url_builder("r")
+    with app.test_request_context(base_url="https://example.com"):
+        assert builder(r="fine") == "https://example.com/r/fine"
+        assert counting.calls == 0
+        with pytest.raises(BuildError):
+            builder(r="refused")
+        assert counting.calls == 1
+        with pytest.raises(ZeroDivisionError, match="a bug in to_url"):
+            builder(r="bug")
+        assert counting.calls == 1
+
+
+@pytest.mark.parametrize("host_matching", [False, True])
+def test_flask_hosts_and_subdomains_are_werkzeugs(host_matching: bool) -> None:
+    """What comes before the path (scheme, host, subdomain, script root) is what
+    MapAdapter.build writes; a variable in the subdomain or host goes to url_for."""
+    static_host = "example.com" if host_matching else None
+    app = Flask("hosts", host_matching=host_matching, static_host=static_host)
+    app.config["SERVER_NAME"] = "example.com"
+    if host_matching:
+        app.add_url_rule("/a/<x>", "fixed_host", lambda x: x, host="api.example.com")
+        app.add_url_rule("/b/<x>", "variable_host", lambda x: x, host="<user>.example.com")
+    else:
+        app.add_url_rule("/a/<x>", "fixed_host", lambda x: x, subdomain="api")
+        app.add_url_rule("/b/<x>", "variable_host", lambda x: x, subdomain="<user>")
+    app.add_url_rule("/c/<x>", "plain", lambda x: x)
+    cases = [
+        ("fixed_host", {"x": "1"}),
+        ("fixed_host", {"x": "2 3"}),
+        ("variable_host", {"x": "1", "user": "ann"}),
+        ("variable_host", {"x": "1", "user": "bob"}),
+        ("plain", {"x": "1", "q": "r"}),
+    ]
+    for base in ["https://example.com/root", "http://example.com"]:
+        with app.test_request_context("/", base_url=base):
+            for endpoint, values in cases:
+                expected = url_for(endpoint, _external=True, **values)
+                assert flask_sitemapper.url_builder(endpoint)(**values) == expected
 
 
 def test_flask_builder_follows_the_adapter_of_each_request() -> None:
@@ -671,8 +737,9 @@ def test_asgi_builder_equals_request_url_for(
         assert asgi_sitemap.url_builder(name)(**params) == str(request.url_for(name, **params))
 
 
-class CountingFallback:
-    """Stands in for the reference ``url_for`` the ASGI builder falls back to."""
+class CountingReference:
+    """Stands in for the reference ``url_for`` (the router's ``url_path_for`` on the
+    base URL) that the ASGI builder asks where Starlette alone knows the answer."""
 
     def __init__(self) -> None:
         self.calls = 0
@@ -683,7 +750,7 @@ class CountingFallback:
 
 
 @pytest.mark.parametrize(
-    ("name", "params", "fast"),
+    ("name", "params", "by_route"),
     [
         ("string", {"s": "caf\u00e9 ?#"}, True),
         ("path", {"p": "a/b"}, True),
@@ -703,11 +770,12 @@ class CountingFallback:
         ("d:page", {"section": "s", "slug": "t"}, True),
         ("l:about", {"lang": "en"}, True),
         ("w:a", {"where": "a/b", "a": "c"}, True),
-        # Starlette's business: errors, other routes, names only it can answer.
-        ("string", {"s": "a/b"}, False),
-        ("string", {"s": ""}, False),
-        ("int", {"i": -1}, False),
-        ("float", {"f": math.nan}, False),
+        # A value its convertor refuses: the convertor's own error, as Starlette's.
+        ("string", {"s": "a/b"}, True),
+        ("string", {"s": ""}, True),
+        ("int", {"i": -1}, True),
+        ("float", {"f": math.nan}, True),
+        # Starlette's business: other routes, names only it knows how it answers.
         ("int", {"i": 3, "extra": 1}, False),
         ("l:about", {}, False),
         ("files", {"path": "x.css"}, False),
@@ -716,15 +784,61 @@ class CountingFallback:
         ("missing", {}, False),
     ],
 )
-def test_asgi_fast_path_and_fallback(
-    monkeypatch: pytest.MonkeyPatch, name: str, params: dict[str, Any], fast: bool
+def test_asgi_builder_asks_the_router_only_for_its_business(
+    monkeypatch: pytest.MonkeyPatch, name: str, params: dict[str, Any], by_route: bool
 ) -> None:
-    counting = CountingFallback()
+    """The route found for the parameters' names builds the URL, or the router's
+    ``url_path_for`` does, decided by those names (never after an error): the answer,
+    or the error, is the router's."""
+    counting = CountingReference()
     monkeypatch.setattr(asgi_urls, "_url_path_for_on_base", counting)
     with asgi_context("https://example.com:8443/root"):
         expected = outcome(lambda: reference_url_for(name, **params))
         assert outcome(lambda: asgi_sitemap.url_builder(name)(**params)) == expected
-    assert (counting.calls == 0) is fast, expected
+    assert (counting.calls == 0) is by_route, expected
+
+
+class Fragile(Convertor[str]):
+    """A convertor with a bug of its own for one value."""
+
+    regex = "[a-z]+"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        if value == "bug":
+            raise ZeroDivisionError("a bug in to_string")
+        return str(value)
+
+
+def test_asgi_convertor_errors_are_not_hidden(monkeypatch: pytest.MonkeyPatch) -> None:
+    register_url_convertor("test_url_builders_fragile", Fragile())
+    router = Router([Route("/f/{x:test_url_builders_fragile}", endpoint, name="f")])
+    counting = CountingReference()
+    monkeypatch.setattr(asgi_urls, "_url_path_for_on_base", counting)
+    with asgi_context("https://example.com", router):
+        builder = asgi_sitemap.url_builder("f")
+        assert builder(x="ok") == "https://example.com/f/ok"
+        with pytest.raises(ZeroDivisionError, match="a bug in to_string"):
+            builder(x="bug")
+    assert counting.calls == 0
+
+
+def test_asgi_mounts_passed_over_convert_as_starlette_does() -> None:
+    """Starlette converts the parameters of a mount it searches, even one whose routes
+    do not answer: a value that mount refuses is the router's error."""
+    router = Router(
+        [
+            Mount("/{n:int}", routes=[Route("/a", endpoint, name="a")]),
+            Route("/posts/{n}", endpoint, name="post"),
+        ]
+    )
+    with asgi_context("https://example.com", router):
+        for params in [{"n": "7"}, {"n": "seven"}, {"n": "-1"}]:
+            expected = outcome(lambda: reference_url_for("post", **params))  # noqa: B023
+            assert outcome(lambda: asgi_sitemap.url_builder("post")(**params)) == expected  # noqa: B023
+        assert outcome(lambda: asgi_sitemap.url_builder("post")(n="seven"))[0] == "ValueError"
 
 
 def test_asgi_builder_follows_each_request_context() -> None:
@@ -791,10 +905,10 @@ def test_include_output_is_byte_identical_to_url_for_per_url(front: str) -> None
 
 
 def test_include_uses_the_builder(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The decorated routes' URLs do not go through url_for when the builder covers them."""
+    """The decorated routes' URLs are built by their rules, not by url_for per URL."""
     flask_counting = CountingUrlFor()
     monkeypatch.setattr(flask_urls, "url_for", flask_counting)
-    asgi_counting = CountingFallback()
+    asgi_counting = CountingReference()
     monkeypatch.setattr(asgi_urls, "_url_path_for_on_base", asgi_counting)
     assert wsgi_client(flask_app()).get("/sitemap-routes-1.xml").status_code == 200
     assert asgi_client(starlette_app()).get("/sitemap-routes-1.xml").status_code == 200

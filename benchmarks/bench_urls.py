@@ -363,6 +363,10 @@ class FlaskUrlForPerUrl:
         """``url_for(endpoint, _external=True, **values)``."""
         return url_for(self.endpoint, _external=True, **values)
 
+    def for_request(self) -> Callable[[Mapping[str, Any]], str]:
+        """What include() calls per URL, as the builder's ``for_request``."""
+        return self.build
+
 
 class AsgiUrlPathForPerUrl:
     """What SitemapRoutes built URLs with before the builder: ``url_path_for`` per URL."""
@@ -373,6 +377,10 @@ class AsgiUrlPathForPerUrl:
     def build(self, params: Mapping[str, Any]) -> str:
         """The router's ``url_path_for`` joined to the base URL."""
         return url_path_for_on_base(self.name, **params)
+
+    def for_request(self) -> Callable[[Mapping[str, Any]], str]:
+        """What SitemapRoutes calls per URL, as the builder's ``for_request``."""
+        return self.build
 
 
 @contextmanager

@@ -14,7 +14,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-from sitemap_core import BaseURL
+from sitemap_core.serve.front import BaseURL
 
 __all__ = ["SitemapContext", "current", "url_for"]
 

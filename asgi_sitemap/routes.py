@@ -26,21 +26,26 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any, TypeVar
 
-from sitemap_core import ConfigurationError, Entry
-from sitemap_core.model.entries import ChangeFreq, LastmodInput
-from sitemap_core.model.rows import Row
-from sitemap_core.sources.aio import AsyncUrlSource, Runner
-from sitemap_core.sources.base import check_name, coerce_batch, walk_count
-from sitemap_core.sources.params import (
+from sitemap_core.serve.front import (
     FINGERPRINT_ITEMS,
+    AsyncUrlSource,
+    ChangeFreq,
+    ConfigurationError,
+    Entry,
     Languages,
+    LastmodInput,
     Params,
+    Row,
+    Runner,
+    check_name,
     check_params,
+    coerce_batch,
     entry_defaults,
     iter_param_entries,
     param_entries,
     param_result,
     params_fingerprint,
+    walk_count,
     wraps,
 )
 

@@ -23,20 +23,24 @@ from weakref import WeakKeyDictionary
 
 from flask import Flask
 
-from sitemap_core import ConfigurationError, Entry, InvalidEntryError
-from sitemap_core.model.entries import ChangeFreq, LastmodInput
-from sitemap_core.model.rows import Row
-from sitemap_core.model.values import lastmod_instant
-from sitemap_core.sources.base import coerce_batch, walk_count
-from sitemap_core.sources.params import (
+from sitemap_core.serve.front import (
+    ChangeFreq,
+    ConfigurationError,
+    Entry,
+    InvalidEntryError,
     Languages,
+    LastmodInput,
     ParamItem,
     Params,
+    Row,
     check_params,
+    coerce_batch,
     entry_defaults,
     iter_param_entries,
+    lastmod_instant,
     param_result,
     params_fingerprint,
+    walk_count,
     wraps,
 )
 

@@ -80,6 +80,18 @@ def _videos(value: Any) -> tuple[Video, ...]:
     return videos
 
 
+def _alternates_of(loc: str, alternates: AlternatesInput | None) -> tuple[Alternate, ...]:
+    """The checked alternates of the entry at ``loc``, which must list ``loc`` itself."""
+    found = check_alternates(alternates)
+    if found and all(alternate.href != loc for alternate in found):
+        raise InvalidEntryError(
+            "alternates",
+            [alternate.href for alternate in found],
+            f"must include the entry's own URL {loc!r} (hreflang groups are reciprocal)",
+        )
+    return found
+
+
 def plain_image_xml(url: object) -> str | None:
     """The ``<image:image>`` of an image given as a URL, or None when ``Image(url)``
     would refuse it (the caller then builds the image for its error)."""
@@ -202,13 +214,7 @@ class Extensions:
         found_videos = _videos(videos)
         if news is not None and not isinstance(news, News):
             raise InvalidEntryError("news", news, "must be a News")
-        found_alternates = check_alternates(alternates)
-        if found_alternates and all(a.href != loc for a in found_alternates):
-            raise InvalidEntryError(
-                "alternates",
-                [a.href for a in found_alternates],
-                f"must include the entry's own URL {loc!r} (hreflang groups are reciprocal)",
-            )
+        found_alternates = _alternates_of(loc, alternates)
         if not (found_images or found_videos or news is not None or found_alternates):
             return None
         return cls(found_images, found_videos, news, found_alternates)

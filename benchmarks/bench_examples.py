@@ -240,7 +240,7 @@ PROFILED: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("  Entry construction (images included)", "sitemap_core/model/entries.py", ("__init__",)),
     ("    extension fields (images) checked", "sitemap_core/model/extensions.py", ("build",)),
     ("      Image construction", "sitemap_core/model/images.py", ("__init__",)),
-    ("    lastmod text", "sitemap_core/model/values.py", ("normalise_lastmod", "_lastmod_text")),
+    ("    lastmod text", "sitemap_core/model/values.py", ("normalise_lastmod", "_text_lastmod")),
     ("  URL building (url_builder)", "flask_sitemapper/urls.py", ("__call__",)),
     ("  URL building (url_for)", "flask/helpers.py", ("url_for",)),
     (

@@ -607,8 +607,8 @@ _CUMULATIVE = (
     ("Entry construction (all of Entry.__init__)", "sitemap_core/model/entries.py", "__init__"),
     ("  normalise_url", "sitemap_core/model/values.py", "normalise_url"),
     ("  normalise_lastmod", "sitemap_core/model/values.py", "normalise_lastmod"),
-    ("  changefreq", "sitemap_core/model/values.py", "_normalise_changefreq"),
-    ("  priority", "sitemap_core/model/values.py", "_normalise_priority"),
+    ("  changefreq", "sitemap_core/model/values.py", "normalise_changefreq"),
+    ("  priority", "sitemap_core/model/values.py", "normalise_priority"),
     ("render + encode (DocumentEncoder.feed)", "sitemap_core/write/encoders.py", "feed"),
     (
         "  rows validated and written (_row_elements)",

@@ -121,12 +121,27 @@ def normalise_hreflang(value: Any) -> str:
         raise _refuse(value, "must not be empty")
     if code.lower() == X_DEFAULT:
         return X_DEFAULT
-    parts = code.split("-")
-    language = parts[0].lower()
+    language, *rest = code.split("-")
+    result = [_language(language, value)]
+    if rest and len(rest[0]) == 4:
+        result.append(_script(rest.pop(0), value))
+    if rest:
+        result.append(_region(rest.pop(0), value))
+    if rest:
+        raise _refuse(
+            value,
+            f"unexpected {'-'.join(rest)!r}: only language[-Script][-REGION] is accepted",
+        )
+    return "-".join(result)
+
+
+def _language(part: str, value: str) -> str:
+    """The language of an hreflang, lower case: an ISO 639-1 code."""
+    language = part.lower()
     if not _letters(language):
-        raise _refuse(value, f"{parts[0]!r} is not a language code")
+        raise _refuse(value, f"{part!r} is not a language code")
     if len(language) != 2:
-        reason = f"{parts[0]!r} is not an ISO 639-1 two-letter language code"
+        reason = f"{part!r} is not an ISO 639-1 two-letter language code"
         if len(language) == 3:
             reason += " (Google's hreflang does not take ISO 639-2/3 codes)"
         raise _refuse(value, reason)
@@ -134,38 +149,36 @@ def normalise_hreflang(value: Any) -> str:
         hint = _LANGUAGE_HINTS.get(language)
         reason = f"{language!r} is not an ISO 639-1 language code"
         raise _refuse(value, reason + (f"; did you mean {hint!r}?" if hint else ""))
-    result = [language]
-    rest = parts[1:]
-    if rest and len(rest[0]) == 4:
-        script = rest.pop(0)
-        if not _letters(script):
-            raise _refuse(value, f"{script!r} is not an ISO 15924 script code")
-        result.append(script.title())
-    if rest:
-        region = rest.pop(0).upper()
-        if region.isascii() and region.isdigit() and len(region) == 3:
-            raise _refuse(
-                value,
-                f"{region!r} is a UN M.49 region; Google's hreflang takes ISO 3166-1 "
-                "alpha-2 country codes",
-            )
-        if not (_letters(region) and len(region) == 2):
-            raise _refuse(
-                value,
-                f"{region!r} is neither an ISO 15924 script (4 letters) nor an "
-                "ISO 3166-1 alpha-2 region (2 letters)",
-            )
-        if region not in ISO_3166_1:
-            hint = _REGION_HINTS.get(region)
-            reason = f"{region!r} is not an ISO 3166-1 alpha-2 country code"
-            raise _refuse(value, reason + (f"; did you mean {hint!r}?" if hint else ""))
-        result.append(region)
-    if rest:
+    return language
+
+
+def _script(part: str, value: str) -> str:
+    """The script of an hreflang, title case: four letters (ISO 15924's shape)."""
+    if not _letters(part):
+        raise _refuse(value, f"{part!r} is not an ISO 15924 script code")
+    return part.title()
+
+
+def _region(part: str, value: str) -> str:
+    """The region of an hreflang, upper case: an ISO 3166-1 alpha-2 code."""
+    region = part.upper()
+    if region.isascii() and region.isdigit() and len(region) == 3:
         raise _refuse(
             value,
-            f"unexpected {'-'.join(rest)!r}: only language[-Script][-REGION] is accepted",
+            f"{region!r} is a UN M.49 region; Google's hreflang takes ISO 3166-1 "
+            "alpha-2 country codes",
         )
-    return "-".join(result)
+    if not (_letters(region) and len(region) == 2):
+        raise _refuse(
+            value,
+            f"{region!r} is neither an ISO 15924 script (4 letters) nor an "
+            "ISO 3166-1 alpha-2 region (2 letters)",
+        )
+    if region not in ISO_3166_1:
+        hint = _REGION_HINTS.get(region)
+        reason = f"{region!r} is not an ISO 3166-1 alpha-2 country code"
+        raise _refuse(value, reason + (f"; did you mean {hint!r}?" if hint else ""))
+    return region
 
 
 class Alternate(Frozen):

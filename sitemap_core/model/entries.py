@@ -9,37 +9,21 @@ the official XSD because of a value. Errors are :class:`InvalidEntryError` (a
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import date, datetime, timezone
 from decimal import Decimal
 
-from sitemap_core.limits import MAX_URL_LENGTH
 from sitemap_core.model.alternates import Alternate, AlternatesInput
 from sitemap_core.model.extensions import Extensions
 from sitemap_core.model.images import Image
 from sitemap_core.model.news import News
 from sitemap_core.model.values import (
-    _CHANGEFREQ_BY_WORD,
-    _COMMON_URL,
-    _STRAY_PERCENT,
-    _TEXT_HEADS,
-    _TEXT_TAILS,
-    _ZONE_SUFFIX,
     ChangeFreq,
     LastmodInput,
-    _format_datetime,
-    _lastmod_text,
-    _normalise_changefreq,
-    _normalise_priority,
-    _remember_zone,
-    _writable_offset,
-    _zoned_text,
+    normalise_changefreq,
     normalise_lastmod,
+    normalise_priority,
     normalise_url,
 )
 from sitemap_core.model.videos import Video
-
-_common_url = _COMMON_URL.match
-_stray_percent = _STRAY_PERCENT.search
 
 __all__ = [
     "Alternate",
@@ -65,6 +49,8 @@ class Entry:
       stored as the W3C text that will be written.
     * ``changefreq``: a :class:`ChangeFreq` or one of its seven words (any case).
     * ``priority``: a number from 0.0 to 1.0.
+
+    Each field has one validator, in :mod:`sitemap_core.model.values`.
 
     Google's extensions, keyword-only (see :class:`~sitemap_core.model.images.Image`,
     :class:`~sitemap_core.model.videos.Video`, :class:`~sitemap_core.model.news.News`,
@@ -105,56 +91,13 @@ class Entry:
         news: News | None = None,
         alternates: AlternatesInput | None = None,
     ) -> None:
-        # Each field has an inlined check for its commonest valid form, which is most of
-        # what a big site builds; anything else takes the full (same-result) path.
-        if (
-            type(loc) is str
-            and 12 <= len(loc) <= MAX_URL_LENGTH
-            and _common_url(loc) is not None
-            and ("%" not in loc or _stray_percent(loc) is None)
-        ):
-            self.loc = loc
-        else:
-            self.loc = normalise_url(loc)
-        if lastmod is None:
-            self.lastmod = None
-        elif type(lastmod) is datetime and (suffix := _ZONE_SUFFIX.get(lastmod.tzinfo)):
-            self.lastmod = _zoned_text(lastmod, suffix)
-        elif (
-            type(lastmod) is str
-            and (head := _TEXT_HEADS.get(lastmod[:13])) is not None
-            and (tail := _TEXT_TAILS.get(lastmod[13:])) is not None
-        ):
-            # ISO text as a database gives it, both halves seen before (_lastmod_text's
-            # memo, inlined: the call would cost a third of it).
-            self.lastmod = head + tail
-        elif type(lastmod) is str and (text := _lastmod_text(lastmod)) is not None:
-            # Other ISO text: checked and, at most, reshaped, instead of parsed to a
-            # datetime and formatted back (which cost more than the datetime itself).
-            self.lastmod = text
-        elif type(lastmod) is date:
-            self.lastmod = lastmod.isoformat()
-        elif type(lastmod) is datetime and (offset := lastmod.utcoffset()) is not None:
-            if _writable_offset(offset):
-                self.lastmod = text = lastmod.isoformat()
-                if type(lastmod.tzinfo) is timezone:
-                    # A fixed offset never changes: remember it, as it is written.
-                    _remember_zone(lastmod.tzinfo, text[-6:])
-            else:
-                self.lastmod = _format_datetime(lastmod, lastmod)
-        else:
-            self.lastmod = normalise_lastmod(lastmod)
-        if changefreq is None:
-            self.changefreq = None
-        else:
-            known = _CHANGEFREQ_BY_WORD.get(changefreq)
-            self.changefreq = known if known is not None else _normalise_changefreq(changefreq)
-        if type(priority) is float and 0.0 <= priority <= 1.0:
-            self.priority = priority + 0.0  # -0.0 becomes 0.0, as below
-        else:
-            self.priority = None if priority is None else _normalise_priority(priority)
-        if videos is None and news is None and alternates is None:
-            self.extra = None if images is None else Extensions.of_images(images)
+        # One validator per field (the writer of tuple rows calls them in this order too).
+        self.loc = normalise_url(loc)
+        self.lastmod = None if lastmod is None else normalise_lastmod(lastmod)
+        self.changefreq = None if changefreq is None else normalise_changefreq(changefreq)
+        self.priority = None if priority is None else normalise_priority(priority)
+        if images is None and videos is None and news is None and alternates is None:
+            self.extra = None  # the common entry: nothing to check
         else:
             self.extra = Extensions.build(self.loc, images, videos, news, alternates)
 

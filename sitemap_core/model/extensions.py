@@ -11,14 +11,13 @@ from collections.abc import Iterable
 from typing import Any, Final
 
 from sitemap_core.errors import InvalidEntryError
-from sitemap_core.limits import MAX_IMAGES_PER_URL, MAX_URL_LENGTH
+from sitemap_core.limits import MAX_IMAGES_PER_URL
 from sitemap_core.model.alternates import Alternate, AlternatesInput, check_alternates
-from sitemap_core.model.images import Image
+from sitemap_core.model.images import Image, image_url_xml
 from sitemap_core.model.namespaces import IMAGE_NS, NEWS_NS, VIDEO_NS, XHTML_NS
 from sitemap_core.model.news import News
-from sitemap_core.model.values import _COMMON_URL, _STRAY_PERCENT, normalise_url
+from sitemap_core.model.values import normalise_url
 from sitemap_core.model.videos import Video
-from sitemap_core.model.xmltext import escape_uri
 
 __all__ = ["ALL_NAMESPACES", "NAMESPACES", "Extensions", "declarations"]
 
@@ -81,23 +80,25 @@ def _videos(value: Any) -> tuple[Video, ...]:
     return videos
 
 
-_common_url = _COMMON_URL.match
-_stray_percent = _STRAY_PERCENT.search
+def _alternates_of(loc: str, alternates: AlternatesInput | None) -> tuple[Alternate, ...]:
+    """The checked alternates of the entry at ``loc``, which must list ``loc`` itself."""
+    found = check_alternates(alternates)
+    if found and all(alternate.href != loc for alternate in found):
+        raise InvalidEntryError(
+            "alternates",
+            [alternate.href for alternate in found],
+            f"must include the entry's own URL {loc!r} (hreflang groups are reciprocal)",
+        )
+    return found
 
 
 def plain_image_xml(url: object) -> str | None:
-    """The ``<image:image>`` of an image URL already in its written form (the common
-    case: the same check as ``Entry``'s inlined one), or None: take the full path."""
-    if (
-        type(url) is str
-        and 12 <= len(url) <= MAX_URL_LENGTH
-        and _common_url(url) is not None
-        and ("%" not in url or _stray_percent(url) is None)
-    ):
-        if "&" in url or "'" in url:
-            url = escape_uri(url)
-        return f"<image:image><image:loc>{url}</image:loc></image:image>"
-    return None
+    """The ``<image:image>`` of an image given as a URL, or None when ``Image(url)``
+    would refuse it (the caller then builds the image for its error)."""
+    try:
+        return image_url_xml(normalise_url(url, "image.loc"))
+    except InvalidEntryError:
+        return None
 
 
 def _image_items(value: list[Any] | tuple[Any, ...]) -> tuple[tuple[Image | str, ...], str]:
@@ -112,21 +113,14 @@ def _image_items(value: list[Any] | tuple[Any, ...]) -> tuple[tuple[Image | str,
     parts: list[str] = []
     for item in value:
         if type(item) is str:
-            xml = plain_image_xml(item)
-            if xml is not None:
-                items.append(item)
-                parts.append(xml)
-                continue
             url = normalise_url(item, "image.loc")
             items.append(url)
-            if "&" in url or "'" in url:
-                url = escape_uri(url)
-            parts.append(f"<image:image><image:loc>{url}</image:loc></image:image>")
+            parts.append(image_url_xml(url))
         else:
             image = item if isinstance(item, Image) else Image(item)
             items.append(image)
             parts.append(image.to_xml())
-    return tuple(items), parts[0] if len(parts) == 1 else "".join(parts)
+    return tuple(items), "".join(parts)
 
 
 class Extensions:
@@ -220,13 +214,7 @@ class Extensions:
         found_videos = _videos(videos)
         if news is not None and not isinstance(news, News):
             raise InvalidEntryError("news", news, "must be a News")
-        found_alternates = check_alternates(alternates)
-        if found_alternates and all(a.href != loc for a in found_alternates):
-            raise InvalidEntryError(
-                "alternates",
-                [a.href for a in found_alternates],
-                f"must include the entry's own URL {loc!r} (hreflang groups are reciprocal)",
-            )
+        found_alternates = _alternates_of(loc, alternates)
         if not (found_images or found_videos or news is not None or found_alternates):
             return None
         return cls(found_images, found_videos, news, found_alternates)

@@ -10,10 +10,10 @@ then, equality by that fragment.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import timedelta
 from decimal import Decimal, InvalidOperation
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 from sitemap_core.errors import InvalidEntryError
 from sitemap_core.model.frozen import Frozen
@@ -27,6 +27,8 @@ _MAX_COUNT = 10**18
 _MAX_DECIMAL_PLACES = 32
 _MAX_DECIMAL_INTEGER_DIGITS = 15
 _ONE = Decimal(1)
+
+_T = TypeVar("_T")
 
 # --- text and attribute output ------------------------------------------------------------
 
@@ -54,6 +56,13 @@ def _attr(value: str) -> str:
 def _element(prefix: str, name: str, content: str, attributes: str = "") -> str:
     """``content`` and ``attributes`` are already escaped."""
     return f"<{prefix}:{name}{attributes}>{content}</{prefix}:{name}>"
+
+
+def _optional_element(
+    prefix: str, name: str, value: _T | None, text: Callable[[_T], str] = str
+) -> str:
+    """The element of ``value`` written by ``text`` (which escapes), or "" for None."""
+    return "" if value is None else _element(prefix, name, text(value))
 
 
 # --- field checks ---------------------------------------------------------------------------
@@ -121,24 +130,7 @@ def _whole(
 
 def _decimal(value: object, field: str, *, maximum: Decimal | None = None) -> Decimal:
     """A finite, non-negative decimal from an int, float, Decimal or decimal text."""
-    number: Decimal
-    if isinstance(value, bool):
-        _fail(field, value, "must be a number, not a bool")
-    if isinstance(value, Decimal):
-        number = value
-    elif isinstance(value, int):
-        number = Decimal(value)
-    elif isinstance(value, float):
-        # repr() is the shortest text that reads back as the same float: 4.7 stays 4.7
-        # instead of Decimal(4.7)'s 4.70000000000000017763568394002504646778106689453125.
-        number = Decimal(repr(value)) if math.isfinite(value) else Decimal("NaN")
-    elif isinstance(value, str):
-        try:
-            number = Decimal(value.strip())
-        except InvalidOperation:
-            _fail(field, value, "is not a decimal number")
-    else:
-        _fail(field, value, "must be an int, float, Decimal or decimal str")
+    number = _as_decimal(value, field)
     if not number.is_finite():
         _fail(field, value, "must be a finite number")
     if number < 0:
@@ -158,6 +150,26 @@ def _decimal(value: object, field: str, *, maximum: Decimal | None = None) -> De
     return number.copy_abs()
 
 
+def _as_decimal(value: object, field: str) -> Decimal:
+    """``value`` as a Decimal, any Decimal (NaN and infinities too), or the error."""
+    if isinstance(value, bool):
+        _fail(field, value, "must be a number, not a bool")
+    if isinstance(value, Decimal):
+        return value
+    if isinstance(value, int):
+        return Decimal(value)
+    if isinstance(value, float):
+        # repr() is the shortest text that reads back as the same float: 4.7 stays 4.7
+        # instead of Decimal(4.7)'s 4.70000000000000017763568394002504646778106689453125.
+        return Decimal(repr(value)) if math.isfinite(value) else Decimal("NaN")
+    if isinstance(value, str):
+        try:
+            return Decimal(value.strip())
+        except InvalidOperation:
+            _fail(field, value, "is not a decimal number")
+    _fail(field, value, "must be an int, float, Decimal or decimal str")
+
+
 def _decimal_text(number: Decimal) -> str:
     # Fixed-point: xsd:decimal has no exponent notation (str(Decimal("1E+2")) is "1E+2").
     return format(number, "f")
@@ -170,6 +182,11 @@ def _choice(value: object, field: str, choices: tuple[str, ...]) -> str:
         if word in choices:
             return word
     _fail(field, value, f"must be one of {', '.join(choices)}")
+
+
+def _or_none(check: Callable[..., _T], value: object, field: str, **options: Any) -> _T | None:
+    """``check(value, field, **options)``, or None for an absent value (None)."""
+    return None if value is None else check(value, field, **options)
 
 
 def _optional_text(value: object, field: str, *, max_length: int | None = None) -> str | None:

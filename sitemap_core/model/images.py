@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from sitemap_core.limits import MAX_URL_LENGTH
 from sitemap_core.model.fields import (
     _element,
     _optional_text,
@@ -22,13 +21,16 @@ from sitemap_core.model.fields import (
     _Value,
 )
 from sitemap_core.model.namespaces import IMAGE_NS
-from sitemap_core.model.values import _COMMON_URL, _STRAY_PERCENT, normalise_url
+from sitemap_core.model.values import normalise_url
 from sitemap_core.model.xmltext import escape_uri
 
-_common_url = _COMMON_URL.match
-_stray_percent = _STRAY_PERCENT.search
+__all__ = ["Image", "image_url_xml"]
 
-__all__ = ["Image"]
+
+def image_url_xml(url: str) -> str:
+    """The ``<image:image>`` of an image given by its normalised URL alone."""
+    return f"<image:image><image:loc>{escape_uri(url)}</image:loc></image:image>"
+
 
 # --- images -------------------------------------------------------------------------------
 
@@ -72,49 +74,23 @@ class Image(_Value):
         geo_location: str | None = None,
         license: str | None = None,
     ) -> None:
-        store = object.__setattr__
-        if caption is None and title is None and geo_location is None and license is None:
-            # The common image: a plain URL, by Entry's inlined check (same result as
-            # normalise_url for the URLs it accepts), in one f-string.
-            if (
-                type(loc) is str
-                and 12 <= len(loc) <= MAX_URL_LENGTH
-                and _common_url(loc) is not None
-                and ("%" not in loc or _stray_percent(loc) is None)
-            ):
-                url = loc
-            else:
-                url = normalise_url(loc, "image.loc")
-            store(self, "loc", url)
-            store(self, "_details", None)
-            if "&" in url or "'" in url:
-                url = escape_uri(url)
-            store(self, "_xml", f"<image:image><image:loc>{url}</image:loc></image:image>")
-            return
         # Checked in the order of the arguments, loc first: with two bad values, the
         # error names the first.
         url = normalise_url(loc, "image.loc")
+        store = object.__setattr__
+        store(self, "loc", url)
+        if caption is None and title is None and geo_location is None and license is None:
+            store(self, "_details", None)  # the common image: a URL and nothing else
+            store(self, "_xml", image_url_xml(url))
+            return
         details = (
             _optional_text(caption, "image.caption"),
             _optional_text(title, "image.title"),
             _optional_text(geo_location, "image.geo_location"),
             _optional_url(license, "image.license"),
         )
-        caption, title, geo_location, license = details
-        store(self, "loc", url)
         store(self, "_details", details)
-        # The XSD's sequence: loc, caption, geo_location, title, license.
-        parts = ["<image:image>", _element("image", "loc", escape_uri(url))]
-        if caption is not None:
-            parts.append(_element("image", "caption", _text(caption)))
-        if geo_location is not None:
-            parts.append(_element("image", "geo_location", _text(geo_location)))
-        if title is not None:
-            parts.append(_element("image", "title", _text(title)))
-        if license is not None:
-            parts.append(_element("image", "license", escape_uri(license)))
-        parts.append("</image:image>")
-        store(self, "_xml", "".join(parts))
+        store(self, "_xml", _detailed_xml(url, *details))
 
     @property
     def caption(self) -> str | None:
@@ -147,3 +123,20 @@ class Image(_Value):
             "geo_location": self.geo_location,
             "license": self.license,
         }
+
+
+def _detailed_xml(
+    url: str, caption: str | None, title: str | None, geo_location: str | None, license: str | None
+) -> str:
+    # The XSD's sequence: loc, caption, geo_location, title, license.
+    parts = ["<image:image>", _element("image", "loc", escape_uri(url))]
+    if caption is not None:
+        parts.append(_element("image", "caption", _text(caption)))
+    if geo_location is not None:
+        parts.append(_element("image", "geo_location", _text(geo_location)))
+    if title is not None:
+        parts.append(_element("image", "title", _text(title)))
+    if license is not None:
+        parts.append(_element("image", "license", escape_uri(license)))
+    parts.append("</image:image>")
+    return "".join(parts)

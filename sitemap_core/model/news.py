@@ -53,10 +53,12 @@ def _required(value: Any, field: str) -> Any:
     return value
 
 
+_LANGUAGE_FIELD: Final = "news.language"
+
+
 def _normalise_language(value: Any) -> str:
-    field = "news.language"
     if not isinstance(value, str):
-        raise InvalidEntryError(field, value, "must be a str")
+        raise InvalidEntryError(_LANGUAGE_FIELD, value, "must be a str")
     code = value.strip().lower().replace("_", "-")
     if code in _CHINESE:
         return code
@@ -65,7 +67,7 @@ def _normalise_language(value: Any) -> str:
         # Bare Chinese, or another variant (zh-Hans, zh-HK, ...): Google documents
         # exactly two values for Chinese, and either one says which script is used.
         raise InvalidEntryError(
-            field,
+            _LANGUAGE_FIELD,
             value,
             "Google asks for zh-cn (Simplified Chinese) or zh-tw (Traditional Chinese)",
         )
@@ -73,13 +75,19 @@ def _normalise_language(value: Any) -> str:
         reason = "is not an ISO 639 language code"
         if "-" in code and base.isascii() and base.isalpha():
             reason += f"; a news language has no region or script, write {base!r}"
-        raise InvalidEntryError(field, value, reason)
+        raise InvalidEntryError(_LANGUAGE_FIELD, value, reason)
+    return _language_code(code, value)
+
+
+def _language_code(code: str, value: str) -> str:
+    """``code`` (ASCII letters, lower case) if it is an ISO 639 code a news article can
+    be written in."""
     if len(code) == 2:
         if code not in ISO_639_1:
             hint = _LANGUAGE_HINTS.get(code)
             reason = "is not an ISO 639-1 language code"
             raise InvalidEntryError(
-                field, value, reason + (f"; did you mean {hint!r}?" if hint else "")
+                _LANGUAGE_FIELD, value, reason + (f"; did you mean {hint!r}?" if hint else "")
             )
         return code
     if len(code) == 3:
@@ -87,11 +95,15 @@ def _normalise_language(value: Any) -> str:
         # codes that cannot name the language of a publication are refused.
         if _NOT_A_LANGUAGE.fullmatch(code):
             raise InvalidEntryError(
-                field, value, "is a reserved ISO 639 code that names no particular language"
+                _LANGUAGE_FIELD,
+                value,
+                "is a reserved ISO 639 code that names no particular language",
             )
         return code
     raise InvalidEntryError(
-        field, value, "is not an ISO 639 language code (2 or 3 letters, or zh-cn / zh-tw)"
+        _LANGUAGE_FIELD,
+        value,
+        "is not an ISO 639 language code (2 or 3 letters, or zh-cn / zh-tw)",
     )
 
 

@@ -18,30 +18,23 @@ is what makes a 50,000-row page cost about what hand-written f-strings cost.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from typing import Any, TypeAlias
 
 from sitemap_core.errors import InvalidEntryError
 from sitemap_core.model.entries import Entry
-from sitemap_core.model.values import _COMMON_URL
 
 __all__ = [
     "Row",
     "RowBatch",
     "entry_from_row",
     "is_row_batch",
-    "loc_matcher",
     "not_under",
     "split_batch",
 ]
 
 #: A source row: ``(loc, lastmod, changefreq, priority[, images])``, or a prefix of it.
 Row: TypeAlias = tuple[Any, ...]
-
-#: The characters ``_COMMON_URL`` allows after the host's ``/`` (a test keeps the two
-#: in step).
-PATH_CHARS = r"[A-Za-z0-9\-._~!$&'()*+,;=:@/?%]"
 
 ROW_SHAPE = "a row must be (loc[, lastmod[, changefreq[, priority[, images]]]])"
 
@@ -65,37 +58,6 @@ def entry_from_row(row: Row, source: str) -> Entry:
         return Entry(*row)
     except InvalidEntryError as exc:
         raise exc.with_source(source) from None
-
-
-def _never(loc: str) -> None:
-    return None
-
-
-_MATCHERS: dict[str | None, Callable[[str], object]] = {}
-
-
-def loc_matcher(origin: str | None) -> Callable[[str], object]:
-    """A check that a ``loc`` is in the commonest valid form and under ``origin``.
-
-    It returns a true value only for text that ``Entry`` keeps as it is (its inlined
-    ``_COMMON_URL`` check; the caller still checks the length and stray ``%``) and
-    that starts with ``origin``: one regex instead of the general one and a
-    ``startswith``. With ``origin`` None, the general check alone. For an origin of
-    another shape (a port, an IPv6 host) it never matches, so every row takes
-    ``Entry``'s full path and the plain ``startswith`` check: slower, same results.
-    """
-    found = _MATCHERS.get(origin)
-    if found is None:
-        if origin is None:
-            found = _COMMON_URL.match
-        elif _COMMON_URL.match(origin) is not None:
-            # origin is scheme://host/path-chars*, so origin + path-chars* is too.
-            found = re.compile(re.escape(origin) + PATH_CHARS + r"*\Z").match
-        else:
-            found = _never
-        if len(_MATCHERS) < 64:  # a site has one or two base URLs
-            _MATCHERS[origin] = found
-    return found
 
 
 class RowBatch(list[Entry]):

@@ -35,8 +35,10 @@ from sitemap_core.model.fields import (
     _decimal_text,
     _element,
     _fail,
+    _optional_element,
     _optional_text,
     _optional_url,
+    _or_none,
     _sequence,
     _text,
     _Value,
@@ -381,30 +383,24 @@ class TvShow(_Value):
             show_title=check_xml_text(show_title, f"{field}.show_title"),
             video_type=_choice(video_type, f"{field}.video_type", _TV_VIDEO_TYPES),
             episode_title=_optional_text(episode_title, f"{field}.episode_title"),
-            season_number=None
-            if season_number is None
-            else _whole(season_number, f"{field}.season_number", minimum=1, maximum=_MAX_COUNT),
-            episode_number=None
-            if episode_number is None
-            else _whole(episode_number, f"{field}.episode_number", minimum=1, maximum=_MAX_COUNT),
-            premier_date=None
-            if premier_date is None
-            else _date(premier_date, f"{field}.premier_date"),
+            season_number=_or_none(
+                _whole, season_number, f"{field}.season_number", minimum=1, maximum=_MAX_COUNT
+            ),
+            episode_number=_or_none(
+                _whole, episode_number, f"{field}.episode_number", minimum=1, maximum=_MAX_COUNT
+            ),
+            premier_date=_or_none(_date, premier_date, f"{field}.premier_date"),
         )
         parts = [
             "<video:tvshow>",
             _element("video", "show_title", _text(self.show_title)),
             _element("video", "video_type", self.video_type),
+            _optional_element("video", "episode_title", self.episode_title, _text),
+            _optional_element("video", "season_number", self.season_number),
+            _optional_element("video", "episode_number", self.episode_number),
+            _optional_element("video", "premier_date", self.premier_date),
+            "</video:tvshow>",
         ]
-        if self.episode_title is not None:
-            parts.append(_element("video", "episode_title", _text(self.episode_title)))
-        if self.season_number is not None:
-            parts.append(_element("video", "season_number", str(self.season_number)))
-        if self.episode_number is not None:
-            parts.append(_element("video", "episode_number", str(self.episode_number)))
-        if self.premier_date is not None:
-            parts.append(_element("video", "premier_date", self.premier_date))
-        parts.append("</video:tvshow>")
         self._freeze(_xml="".join(parts))
 
     def _arguments(self) -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -457,6 +453,32 @@ def _needs(element: object, name: str, **attributes: object) -> None:
     for attribute, value in attributes.items():
         if value is not None:
             _fail(f"video.{attribute}", value, f"is only allowed together with {name}")
+
+
+def _instance(value: object, cls: type[_Value], field: str) -> None:
+    """Refuse a value given for ``field`` that is neither None nor a ``cls``."""
+    if value is not None and not isinstance(value, cls):
+        _fail(field, value, f"must be a {cls.__name__}")
+
+
+def _xml_of(value: _Value | None) -> str:
+    return "" if value is None else value.to_xml()
+
+
+def _segments(value: object) -> tuple[ContentSegment, ...]:
+    """The content segments, each a :class:`ContentSegment` or its URL."""
+    return tuple(
+        item if isinstance(item, ContentSegment) else ContentSegment(item)
+        for item in _sequence(value, "video.content_segment_loc")
+    )
+
+
+def _tags(value: object) -> tuple[Any, ...]:
+    """The tags, not yet checked one by one, at most :data:`MAX_VIDEO_TAGS`."""
+    items = _sequence(value, "video.tag")
+    if len(items) > MAX_VIDEO_TAGS:
+        _fail("video.tag", value, f"has {len(items)} tags; the limit is {MAX_VIDEO_TAGS}")
+    return items
 
 
 # --- videos -------------------------------------------------------------------------------
@@ -597,19 +619,12 @@ class Video(_Value):
         _needs(player_loc, "player_loc", allow_embed=allow_embed, autoplay=autoplay)
         _needs(gallery_loc, "gallery_loc", gallery_title=gallery_title)
         _needs(uploader, "uploader", uploader_info=uploader_info)
-        segments = tuple(
-            item if isinstance(item, ContentSegment) else ContentSegment(item)
-            for item in _sequence(content_segments, "video.content_segment_loc")
-        )
-        tag_items = _sequence(tags, "video.tag")
-        if len(tag_items) > MAX_VIDEO_TAGS:
-            _fail("video.tag", tags, f"has {len(tag_items)} tags; the limit is {MAX_VIDEO_TAGS}")
-        if restriction is not None and not isinstance(restriction, Restriction):
-            _fail("video.restriction", restriction, "must be a Restriction")
-        if platform is not None and not isinstance(platform, Platform):
-            _fail("video.platform", platform, "must be a Platform")
-        if tvshow is not None and not isinstance(tvshow, TvShow):
-            _fail("video.tvshow", tvshow, "must be a TvShow")
+        segments = _segments(content_segments)
+        tag_items = _tags(tags)
+        _instance(restriction, Restriction, "video.restriction")
+        _instance(platform, Platform, "video.platform")
+        _instance(tvshow, TvShow, "video.tvshow")
+        # Checked in this order: with two bad values, the error names the first.
         self._freeze(
             thumbnail_loc=normalise_url(thumbnail_loc, "video.thumbnail_loc"),
             title=check_xml_text(title, "video.title", max_length=MAX_VIDEO_TITLE_LENGTH),
@@ -618,106 +633,96 @@ class Video(_Value):
             ),
             content_loc=_optional_url(content_loc, "video.content_loc"),
             player_loc=_optional_url(player_loc, "video.player_loc"),
-            allow_embed=None if allow_embed is None else _bool(allow_embed, "video.allow_embed"),
+            allow_embed=_or_none(_bool, allow_embed, "video.allow_embed"),
             autoplay=_optional_text(autoplay, "video.autoplay"),
-            duration=None if duration is None else _duration(duration, "video.duration"),
-            expiration_date=None
-            if expiration_date is None
-            else _date(expiration_date, "video.expiration_date"),
-            rating=None
-            if rating is None
-            else _decimal(rating, "video.rating", maximum=MAX_VIDEO_RATING),
+            duration=_or_none(_duration, duration, "video.duration"),
+            expiration_date=_or_none(_date, expiration_date, "video.expiration_date"),
+            rating=_or_none(_decimal, rating, "video.rating", maximum=MAX_VIDEO_RATING),
             content_segments=segments,
-            view_count=None
-            if view_count is None
-            else _whole(view_count, "video.view_count", minimum=0, maximum=_MAX_COUNT),
-            publication_date=None
-            if publication_date is None
-            else _date(publication_date, "video.publication_date"),
+            view_count=_or_none(
+                _whole, view_count, "video.view_count", minimum=0, maximum=_MAX_COUNT
+            ),
+            publication_date=_or_none(_date, publication_date, "video.publication_date"),
             tags=tuple(check_xml_text(tag, "video.tag") for tag in tag_items),
             category=_optional_text(
                 category, "video.category", max_length=MAX_VIDEO_CATEGORY_LENGTH
             ),
-            family_friendly=None
-            if family_friendly is None
-            else _bool(family_friendly, "video.family_friendly"),
+            family_friendly=_or_none(_bool, family_friendly, "video.family_friendly"),
             restriction=restriction,
             gallery_loc=_optional_url(gallery_loc, "video.gallery_loc"),
             gallery_title=_optional_text(gallery_title, "video.gallery_title"),
             prices=_parts(prices, "video.price", Price),
-            requires_subscription=None
-            if requires_subscription is None
-            else _bool(requires_subscription, "video.requires_subscription"),
+            requires_subscription=_or_none(
+                _bool, requires_subscription, "video.requires_subscription"
+            ),
             uploader=_optional_text(
                 uploader, "video.uploader", max_length=MAX_VIDEO_UPLOADER_LENGTH
             ),
             uploader_info=_optional_url(uploader_info, "video.uploader_info"),
             tvshow=tvshow,
             platform=platform,
-            live=None if live is None else _bool(live, "video.live"),
+            live=_or_none(_bool, live, "video.live"),
             ids=_parts(ids, "video.id", VideoId),
         )
         self._freeze(_xml=self._render())
 
     def _render(self) -> str:
         # Exactly the XSD's xsd:sequence; any other order fails validation.
-        parts = [
-            "<video:video>",
-            _element("video", "thumbnail_loc", escape_uri(self.thumbnail_loc)),
-            _element("video", "title", _text(self.title)),
-            _element("video", "description", _text(self.description)),
-        ]
-        if self.content_loc is not None:
-            parts.append(_element("video", "content_loc", escape_uri(self.content_loc)))
-        if self.player_loc is not None:
-            attributes = ""
-            if self.allow_embed is not None:
-                attributes += f' allow_embed="{_yes_no(self.allow_embed)}"'
-            if self.autoplay is not None:
-                attributes += f' autoplay="{_attr(self.autoplay)}"'
-            parts.append(_element("video", "player_loc", escape_uri(self.player_loc), attributes))
-        if self.duration is not None:
-            parts.append(_element("video", "duration", str(self.duration)))
-        if self.expiration_date is not None:
-            parts.append(_element("video", "expiration_date", self.expiration_date))
-        if self.rating is not None:
-            parts.append(_element("video", "rating", _decimal_text(self.rating)))
-        parts.extend(segment.to_xml() for segment in self.content_segments)
-        if self.view_count is not None:
-            parts.append(_element("video", "view_count", str(self.view_count)))
-        if self.publication_date is not None:
-            parts.append(_element("video", "publication_date", self.publication_date))
-        parts.extend(_element("video", "tag", _text(tag)) for tag in self.tags)
-        if self.category is not None:
-            parts.append(_element("video", "category", _text(self.category)))
-        if self.family_friendly is not None:
-            parts.append(_element("video", "family_friendly", _yes_no(self.family_friendly)))
-        if self.restriction is not None:
-            parts.append(self.restriction.to_xml())
-        if self.gallery_loc is not None:
-            attributes = (
-                "" if self.gallery_title is None else f' title="{_attr(self.gallery_title)}"'
-            )
-            parts.append(_element("video", "gallery_loc", escape_uri(self.gallery_loc), attributes))
-        parts.extend(price.to_xml() for price in self.prices)
-        if self.requires_subscription is not None:
-            parts.append(
-                _element("video", "requires_subscription", _yes_no(self.requires_subscription))
-            )
-        if self.uploader is not None:
-            attributes = (
-                "" if self.uploader_info is None else f' info="{escape_uri(self.uploader_info)}"'
-            )
-            parts.append(_element("video", "uploader", _text(self.uploader), attributes))
-        if self.tvshow is not None:
-            parts.append(self.tvshow.to_xml())
-        if self.platform is not None:
-            parts.append(self.platform.to_xml())
-        if self.live is not None:
-            parts.append(_element("video", "live", _yes_no(self.live)))
-        parts.extend(video_id.to_xml() for video_id in self.ids)
-        parts.append("</video:video>")
-        return "".join(parts)
+        return "".join(
+            [
+                "<video:video>",
+                _element("video", "thumbnail_loc", escape_uri(self.thumbnail_loc)),
+                _element("video", "title", _text(self.title)),
+                _element("video", "description", _text(self.description)),
+                _optional_element("video", "content_loc", self.content_loc, escape_uri),
+                self._player_xml(),
+                _optional_element("video", "duration", self.duration),
+                _optional_element("video", "expiration_date", self.expiration_date),
+                _optional_element("video", "rating", self.rating, _decimal_text),
+                *[segment.to_xml() for segment in self.content_segments],
+                _optional_element("video", "view_count", self.view_count),
+                _optional_element("video", "publication_date", self.publication_date),
+                *[_element("video", "tag", _text(tag)) for tag in self.tags],
+                _optional_element("video", "category", self.category, _text),
+                _optional_element("video", "family_friendly", self.family_friendly, _yes_no),
+                _xml_of(self.restriction),
+                self._gallery_xml(),
+                *[price.to_xml() for price in self.prices],
+                _optional_element(
+                    "video", "requires_subscription", self.requires_subscription, _yes_no
+                ),
+                self._uploader_xml(),
+                _xml_of(self.tvshow),
+                _xml_of(self.platform),
+                _optional_element("video", "live", self.live, _yes_no),
+                *[video_id.to_xml() for video_id in self.ids],
+                "</video:video>",
+            ]
+        )
+
+    def _player_xml(self) -> str:
+        if self.player_loc is None:
+            return ""
+        attributes = ""
+        if self.allow_embed is not None:
+            attributes += f' allow_embed="{_yes_no(self.allow_embed)}"'
+        if self.autoplay is not None:
+            attributes += f' autoplay="{_attr(self.autoplay)}"'
+        return _element("video", "player_loc", escape_uri(self.player_loc), attributes)
+
+    def _gallery_xml(self) -> str:
+        if self.gallery_loc is None:
+            return ""
+        attributes = "" if self.gallery_title is None else f' title="{_attr(self.gallery_title)}"'
+        return _element("video", "gallery_loc", escape_uri(self.gallery_loc), attributes)
+
+    def _uploader_xml(self) -> str:
+        if self.uploader is None:
+            return ""
+        attributes = (
+            "" if self.uploader_info is None else f' info="{escape_uri(self.uploader_info)}"'
+        )
+        return _element("video", "uploader", _text(self.uploader), attributes)
 
     def to_xml(self) -> str:
         """Return the ``<video:video>`` fragment (rendered once, when the video was built)."""

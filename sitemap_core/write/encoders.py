@@ -10,27 +10,25 @@ Escaping is done here and only here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from datetime import date, datetime
+from collections.abc import Iterable, Sequence
 
 from sitemap_core.errors import InvalidEntryError, SitemapError, SitemapTooLargeError
 from sitemap_core.limits import (
     CHUNK_BYTES,
     MAX_SITEMAP_BYTES,
     MAX_SITEMAPS_PER_INDEX,
-    MAX_URL_LENGTH,
     MAX_URLS_PER_SITEMAP,
 )
 from sitemap_core.model.entries import Entry
 from sitemap_core.model.extensions import IMAGE_BIT, Extensions, declarations, plain_image_xml
 from sitemap_core.model.namespaces import SITEMAP_NS
-from sitemap_core.model.rows import Row, RowBatch, entry_from_row, loc_matcher, not_under
+from sitemap_core.model.rows import Row, RowBatch, entry_from_row, not_under
 from sitemap_core.model.values import (
     _CHANGEFREQ_TEXT,
-    _STRAY_PERCENT,
-    _ZONE_SUFFIX,
-    _lastmod_text,
-    _zoned_text,
+    normalise_changefreq,
+    normalise_lastmod,
+    normalise_priority,
+    normalise_url,
 )
 from sitemap_core.model.xmltext import escape, escape_uri
 
@@ -63,11 +61,6 @@ def format_priority(priority: float) -> str:
         if len(_PRIORITY_TEXT) < 1024:  # a site uses few distinct priorities
             _PRIORITY_TEXT[priority] = text
     return text
-
-
-def _url_element(entry: Entry) -> str:
-    # One entry's <url>, for rows that needed an Entry built.
-    return _url_elements((entry,), None)[0]
 
 
 def _url_elements(entries: Sequence[Entry], declared: int | None) -> tuple[str, int]:
@@ -131,78 +124,46 @@ def _row_elements(rows: list[Row], origin: str | None, source: str) -> str:
     """Validate and write ``<url>`` elements of tuple rows in one pass.
 
     The same bytes and the same errors as ``Entry(*row)`` written by
-    :func:`_url_element` after ``Plan.check``: a row whose every field is in the form
-    ``Entry.__init__`` accepts inline (checked here by the same tests, in the same
-    order) is written straight away; any other row is built as an ``Entry``. As with
-    entries, a value error of any row of the batch comes before a row outside
-    ``origin``.
+    :func:`_url_elements` after ``Plan.check``: each row's fields go through the
+    validators an entry's go through, in the same order, and are written without an
+    ``Entry`` built. As with entries, a value error of any row of the batch comes
+    before a row outside ``origin``.
     """
-    match = loc_matcher(origin)
-    stray = _STRAY_PERCENT.search
-    zones = _ZONE_SUFFIX
-    zoned = _zoned_text
-    iso_text = _lastmod_text
     words = _CHANGEFREQ_TEXT
     priorities = _PRIORITY_TEXT
     parts: list[str] = []
     append = parts.append
     misplaced: str | None = None
-    written: str | None
     for loc, lastmod, changefreq, priority in rows:
-        # The lastmod's text when it is in a form Entry writes inline: a datetime in a
-        # known zone, or ISO text as a database gives it (neither can raise).
-        if type(lastmod) is datetime and (suffix := zones.get(lastmod.tzinfo)) is not None:
-            written = zoned(lastmod, suffix)
-        elif type(lastmod) is str:
-            written = iso_text(lastmod)
-        else:
-            written = None
-        # The whole row in the commonest form: one test per field, one f-string.
-        if (
-            written is not None
-            and type(loc) is str
-            and 12 <= len(loc) <= MAX_URL_LENGTH
-            and match(loc) is not None
-            and ("%" not in loc or stray(loc) is None)
-            and (word := words.get(changefreq)) is not None
-            and type(priority) is float
-            and 0.0 <= priority <= 1.0
-        ):
-            if "&" in loc:
-                loc = loc.replace("&", "&amp;")
-            if "'" in loc:
-                loc = loc.replace("'", "&apos;")
+        try:  # Entry's validators, in Entry's order
+            loc = normalise_url(loc)
+            lastmod = None if lastmod is None else normalise_lastmod(lastmod)
+            changefreq = None if changefreq is None else normalise_changefreq(changefreq)
+            priority = None if priority is None else normalise_priority(priority)
+        except InvalidEntryError as exc:
+            raise exc.with_source(source) from None
+        if origin is not None and not loc.startswith(origin):
+            misplaced = misplaced or loc
+            continue
+        if "&" in loc:
+            loc = loc.replace("&", "&amp;")
+        if "'" in loc:
+            loc = loc.replace("'", "&apos;")
+        if lastmod is not None and changefreq is not None and priority is not None:
             append(
-                f"<url><loc>{loc}</loc><lastmod>{written}</lastmod>"
-                f"<changefreq>{word}</changefreq><priority>"
-                f"{priorities.get(priority) or format_priority(priority + 0.0)}"
-                "</priority></url>\n"
+                f"<url><loc>{loc}</loc><lastmod>{lastmod}</lastmod>"
+                f"<changefreq>{words[changefreq]}</changefreq><priority>"
+                f"{priorities.get(priority) or format_priority(priority)}</priority></url>\n"
             )
             continue
-        # The commonest database row: a loc and a lastmod, no hints.
-        if (
-            written is not None
-            and changefreq is None
-            and priority is None
-            and type(loc) is str
-            and 12 <= len(loc) <= MAX_URL_LENGTH
-            and match(loc) is not None
-            and ("%" not in loc or stray(loc) is None)
-        ):
-            if "&" in loc:
-                loc = loc.replace("&", "&amp;")
-            if "'" in loc:
-                loc = loc.replace("'", "&apos;")
-            append(f"<url><loc>{loc}</loc><lastmod>{written}</lastmod></url>\n")
-            continue
-        text = _sparse_element(loc, lastmod, written, changefreq, priority, match)
-        if text is None:
-            entry = entry_from_row((loc, lastmod, changefreq, priority), source)
-            if origin is not None and not entry.loc.startswith(origin):
-                misplaced = misplaced or entry.loc
-                continue
-            text = _url_element(entry)
-        append(text)
+        # Any other shape: each optional field that is there.
+        append(
+            f"<url><loc>{loc}</loc>"
+            f"{'' if lastmod is None else f'<lastmod>{lastmod}</lastmod>'}"
+            f"{'' if changefreq is None else f'<changefreq>{words[changefreq]}</changefreq>'}"
+            f"{'' if priority is None else f'<priority>{format_priority(priority)}</priority>'}"
+            "</url>\n"
+        )
     if misplaced is not None:
         assert origin is not None
         raise not_under(misplaced, origin, source)
@@ -255,46 +216,31 @@ def _wide_row_elements(
 
 def _image_rows_inline(rows: list[Row], origin: str | None, declared: int | None) -> str | None:
     # A whole batch of the commonest image rows, (loc, lastmod, None, None, [one image
-    # URL]), each field in a form Entry writes inline: one f-string per row. None as
-    # soon as a row has another shape: the general path then writes (or refuses) the
-    # batch, errors in Entry's order.
-    match = loc_matcher(origin)
-    stray = _STRAY_PERCENT.search
-    zones = _ZONE_SUFFIX
-    zoned = _zoned_text
-    iso_text = _lastmod_text
-    image_xml = plain_image_xml
+    # URL]), each checked by its field's validator: one f-string per row. None as soon
+    # as a row has another shape or a refused value: the general path then writes (or
+    # refuses) the batch, errors in Entry's order.
     head = (
         "<url>" if declared is None or declared & IMAGE_BIT else f"<url{declarations(IMAGE_BIT)}>"
     )
     parts: list[str] = []
     append = parts.append
-    written: str | None
     for loc, lastmod, changefreq, priority, images in rows:
-        if type(lastmod) is datetime and (suffix := zones.get(lastmod.tzinfo)) is not None:
-            written = zoned(lastmod, suffix)
-        elif type(lastmod) is str:
-            written = iso_text(lastmod)
-        else:
-            return None
         if (
-            written is None
+            lastmod is None
             or changefreq is not None
             or priority is not None
             or type(images) is not list
             or len(images) != 1
-            or type(loc) is not str
-            or not 12 <= len(loc) <= MAX_URL_LENGTH
-            or match(loc) is None
-            or ("%" in loc and stray(loc) is not None)
-            or (xml := image_xml(images[0])) is None
         ):
             return None
-        if "&" in loc:
-            loc = loc.replace("&", "&amp;")
-        if "'" in loc:
-            loc = loc.replace("'", "&apos;")
-        append(f"{head}<loc>{loc}</loc><lastmod>{written}</lastmod>{xml}</url>\n")
+        try:
+            url, written = normalise_url(loc), normalise_lastmod(lastmod)
+        except InvalidEntryError:
+            return None
+        xml = plain_image_xml(images[0])
+        if xml is None or (origin is not None and not url.startswith(origin)):
+            return None
+        append(f"{head}<loc>{escape_uri(url)}</loc><lastmod>{written}</lastmod>{xml}</url>\n")
     return "".join(parts)
 
 
@@ -311,44 +257,6 @@ def _image_fragment(images: object) -> str | None:
     except InvalidEntryError:
         return None
     return "" if extensions is None else extensions.xml
-
-
-def _sparse_element(
-    loc: object,
-    lastmod: object,
-    lastmod_text: str | None,
-    changefreq: object,
-    priority: object,
-    match: Callable[[str], object],
-) -> str | None:
-    # A row with empty fields, or a date lastmod: each field by Entry's inline test,
-    # in Entry's order; None as soon as one needs Entry's full path. ``lastmod_text``
-    # is the lastmod's text when the caller found it in an inline form, else None.
-    if not (
-        type(loc) is str
-        and 12 <= len(loc) <= MAX_URL_LENGTH
-        and match(loc) is not None
-        and ("%" not in loc or _STRAY_PERCENT.search(loc) is None)
-    ):
-        return None
-    if lastmod is None:
-        written = ""
-    elif lastmod_text is not None:
-        written = f"<lastmod>{lastmod_text}</lastmod>"
-    elif type(lastmod) is date:
-        written = f"<lastmod>{lastmod.isoformat()}</lastmod>"
-    else:
-        return None
-    if changefreq is not None:
-        word = _CHANGEFREQ_TEXT.get(changefreq)  # type: ignore[call-overload]
-        if word is None:
-            return None
-        written += f"<changefreq>{word}</changefreq>"
-    if priority is not None:
-        if type(priority) is not float or not 0.0 <= priority <= 1.0:
-            return None
-        written += f"<priority>{format_priority(priority + 0.0)}</priority>"
-    return f"<url><loc>{escape_uri(loc)}</loc>{written}</url>\n"
 
 
 class DocumentEncoder:

@@ -1,20 +1,21 @@
-"""What the library gave before issue 10's fast paths, for the same odd inputs.
+"""A corpus of odd inputs to the values, with the outcome each one must keep.
 
-Issue 10 made ``Entry``, ``Image``, the tuple-row writer and ``normalise_lastmod`` take
-faster paths for their commonest inputs. Their contract is that nothing observable
-changes: the same written bytes, the same ``repr``, the same error (field, value,
-reason, source). This module builds a fixed corpus of awkward inputs (unicode, ``&``
-and ``'``, stray ``%``, hosts of every shape, offsets within and beyond +-14:00, naive
-datetimes and naive text, date-only values, ISO text as databases give it, numbers of
-every type, images with and without details) from a seeded generator, and computes one
-outcome text per input; ``data/before_issue10.json`` holds a digest of each outcome as
-the code before issue 10 (commit 4cc8437) computed it, and ``test_fast_forms`` checks
-today's code gives the same.
+The library's contract for a value is what it writes: the same bytes, the same ``repr``,
+the same error (field, value, reason, source), whichever way the value comes in (an
+``Entry``, a tuple row, an ``Image``, ``normalise_lastmod`` / ``normalise_url``). This
+module builds a fixed corpus of awkward inputs (unicode, ``&`` and ``'``, stray ``%``,
+hosts of every shape, offsets within and beyond +-14:00, naive datetimes and naive text,
+date-only values, ISO text as databases give it, numbers of every type, images with and
+without details) from a seeded generator, and computes one outcome text per input.
+``data/corpus.json`` holds a digest of each outcome as recorded from the code at
+commit 4cc8437, whose validators took every value through its general path (a
+datetime always through ``isoformat()``); ``test_corpus`` checks today's code gives
+the same.
 
 To record the digests again from another version of the library::
 
     mkdir /tmp/before && git archive 4cc8437 sitemap_core | tar -x -C /tmp/before
-    .venv/bin/python tests/core/before_issue10.py /tmp/before > tests/core/data/before_issue10.json
+    .venv/bin/python tests/core/corpus.py /tmp/before > tests/core/data/corpus.json
 
 (the folder given must hold the ``sitemap_core`` package to record from).
 """

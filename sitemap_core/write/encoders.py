@@ -11,27 +11,30 @@ Escaping is done here and only here.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from datetime import date, datetime
+from functools import lru_cache
+from itertools import repeat
+from operator import attrgetter, itemgetter
+from typing import Any
 
 from sitemap_core.errors import InvalidEntryError, SitemapError, SitemapTooLargeError
 from sitemap_core.limits import (
     CHUNK_BYTES,
     MAX_SITEMAP_BYTES,
     MAX_SITEMAPS_PER_INDEX,
-    MAX_URL_LENGTH,
     MAX_URLS_PER_SITEMAP,
 )
 from sitemap_core.model.entries import Entry
 from sitemap_core.model.extensions import IMAGE_BIT, Extensions, declarations, plain_image_xml
 from sitemap_core.model.namespaces import SITEMAP_NS
-from sitemap_core.model.rows import Row, RowBatch, entry_from_row, loc_matcher, not_under
-from sitemap_core.model.values import (
-    _CHANGEFREQ_TEXT,
-    _STRAY_PERCENT,
-    _ZONE_SUFFIX,
-    _lastmod_text,
-    _zoned_text,
+from sitemap_core.model.rows import (
+    Row,
+    RowBatch,
+    entry_from_row,
+    locs_test,
+    refuse_outside,
+    written_lastmod,
 )
+from sitemap_core.model.values import _CHANGEFREQ_TEXT
 from sitemap_core.model.xmltext import escape, escape_uri
 
 __all__ = [
@@ -47,308 +50,150 @@ __all__ = [
 _XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
 
 
-_PRIORITY_TEXT: dict[float, str] = {}
-
-
 def format_priority(priority: float) -> str:
     """Return ``priority`` as ``xsd:decimal`` text (``0.5``, ``1.0``, ``0.25``).
 
-    Never exponent notation, which the schema rejects; at most six decimals.
+    Never exponent notation, which the schema rejects; at most six decimals; ``-0.0``
+    is written ``0.0``.
     """
-    text = _PRIORITY_TEXT.get(priority)
-    if text is None:
-        text = f"{priority:.6f}".rstrip("0")
-        if text.endswith("."):
-            text += "0"
-        if len(_PRIORITY_TEXT) < 1024:  # a site uses few distinct priorities
-            _PRIORITY_TEXT[priority] = text
-    return text
+    text = f"{priority + 0.0:.6f}".rstrip("0")
+    return text + "0" if text.endswith(".") else text
 
 
-def _url_element(entry: Entry) -> str:
-    # One entry's <url>, for rows that needed an Entry built.
-    return _url_elements((entry,), None)[0]
+@lru_cache(maxsize=256)
+def _hints(changefreq: str | None, priority: float | None) -> str:
+    # The <changefreq> and <priority> of a <url>. Remembered per pair: a site gives few
+    # distinct pairs, each repeated on many URLs (benchmarks/README.md: what it saves).
+    word = "" if changefreq is None else f"<changefreq>{_CHANGEFREQ_TEXT[changefreq]}</changefreq>"
+    return word if priority is None else f"{word}<priority>{format_priority(priority)}</priority>"
+
+
+def _url_element(
+    loc: str,
+    lastmod: str | None,
+    changefreq: str | None,
+    priority: float | None,
+    extension: str = "",
+    head: str = "<url>",
+) -> str:
+    """One ``<url>`` element, of values already checked and in their written form.
+
+    ``loc`` is a normalised URI as XML text (escaped by :func:`escape_uri`),
+    ``lastmod`` its W3C text (empty or None: none), ``changefreq`` one of the seven
+    words (or its ``ChangeFreq``) or None, ``priority`` from 0.0 to 1.0 or None.
+    ``extension`` is the XML of the extensions, written last; ``head`` the opening tag
+    (with the namespaces it declares, if any). The one writer of ``<url>``: entries
+    and tuple rows alike.
+    """
+    hints = "" if changefreq is None and priority is None else _hints(changefreq, priority)
+    if lastmod:
+        return f"{head}<loc>{loc}</loc><lastmod>{lastmod}</lastmod>{hints}{extension}</url>\n"
+    return f"{head}<loc>{loc}</loc>{hints}{extension}</url>\n"
+
+
+def _url_head(declared: int | None, used: int) -> str:
+    # The opening tag of a <url> whose extensions use the namespaces in ``used``: those
+    # outside ``declared`` are declared on it. With ``declared`` None (the document's
+    # first batch, whose mask the caller then declares on <urlset>) none is.
+    missing = 0 if declared is None else used & ~declared
+    return f"<url{declarations(missing)}>" if missing else "<url>"
 
 
 def _url_elements(entries: Sequence[Entry], declared: int | None) -> tuple[str, int]:
-    """The ``<url>`` elements of ``entries`` and the mask of the namespaces they use.
-
-    An entry using a namespace outside ``declared`` declares it on its own ``<url>``;
-    with ``declared`` None (the document's first batch, whose mask the caller then
-    declares on ``<urlset>``) none does. One loop with the commonest shape written
-    inline: the writer's hot path for sources that yield entries.
-    """
-    priorities = _PRIORITY_TEXT
-    words = _CHANGEFREQ_TEXT
+    """The ``<url>`` elements of ``entries`` and the mask of the namespaces they use."""
     parts: list[str] = []
-    append = parts.append
     mask = 0
-    for entry in entries:
-        loc = entry.loc
-        if "&" in loc:
-            loc = loc.replace("&", "&amp;")
-        if "'" in loc:
-            loc = loc.replace("'", "&apos;")
-        lastmod = entry.lastmod
-        changefreq = entry.changefreq
-        priority = entry.priority
+    for entry, loc in zip(entries, _escaped(map(_ENTRY_LOC, entries)), strict=True):
         extra = entry.extra
         if extra is None:
-            if lastmod is not None and changefreq is not None and priority is not None:
-                append(
-                    f"<url><loc>{loc}</loc><lastmod>{lastmod}</lastmod>"
-                    f"<changefreq>{words[changefreq]}</changefreq><priority>"
-                    f"{priorities.get(priority) or format_priority(priority)}</priority></url>\n"
-                )
-                continue
-            head, tail = "<url>", "</url>\n"
+            extension, head = "", "<url>"
         else:
-            used = extra.mask
-            mask |= used
-            missing = 0 if declared is None else used & ~declared
-            head = f"<url{declarations(missing)}>" if missing else "<url>"
-            if lastmod is not None and changefreq is not None and priority is not None:
-                append(
-                    f"{head}<loc>{loc}</loc><lastmod>{lastmod}</lastmod>"
-                    f"<changefreq>{words[changefreq]}</changefreq><priority>"
-                    f"{priorities.get(priority) or format_priority(priority)}</priority>"
-                    f"{extra.xml}</url>\n"
-                )
-                continue
-            tail = extra.xml + "</url>\n"
-        # Any other shape: each optional field that is there.
-        append(
-            f"{head}<loc>{loc}</loc>"
-            f"{'' if lastmod is None else f'<lastmod>{lastmod}</lastmod>'}"
-            f"{'' if changefreq is None else f'<changefreq>{words[changefreq]}</changefreq>'}"
-            f"{'' if priority is None else f'<priority>{format_priority(priority)}</priority>'}"
-            f"{tail}"
+            mask |= extra.mask
+            extension, head = extra.xml, _url_head(declared, extra.mask)
+        parts.append(
+            _url_element(loc, entry.lastmod, entry.changefreq, entry.priority, extension, head)
         )
     return "".join(parts), mask
 
 
-def _row_elements(rows: list[Row], origin: str | None, source: str) -> str:
-    """Validate and write ``<url>`` elements of tuple rows in one pass.
+def _escaped(locs: Iterable[str]) -> list[str]:
+    # escape_uri of each loc, in one pass over the batch: a checked loc holds no line
+    # break, so each is one line of the whole.
+    return escape_uri("\n".join(locs)).split("\n")
+
+
+def _row_elements(
+    rows: Sequence[Row], origin: str | None, source: str, extensions: Iterable[str] = repeat("")
+) -> str:
+    """Validate and write the ``<url>`` elements of four-field rows in one pass.
 
     The same bytes and the same errors as ``Entry(*row)`` written by
-    :func:`_url_element` after ``Plan.check``: a row whose every field is in the form
-    ``Entry.__init__`` accepts inline (checked here by the same tests, in the same
-    order) is written straight away; any other row is built as an ``Entry``. As with
-    entries, a value error of any row of the batch comes before a row outside
-    ``origin``.
+    :func:`_url_element`: a row whose every field is in a form ``Entry`` keeps as it is
+    (:func:`locs_test`, :func:`written_lastmod`) is written as it is; any other row is
+    built as an ``Entry``. Each row's ``extensions`` XML (its namespaces declared on
+    ``<urlset>``) is written inside its ``<url>``. As with entries, a value error of
+    any row of the batch comes before a row outside ``origin``.
     """
-    match = loc_matcher(origin)
-    stray = _STRAY_PERCENT.search
-    zones = _ZONE_SUFFIX
-    zoned = _zoned_text
-    iso_text = _lastmod_text
-    words = _CHANGEFREQ_TEXT
-    priorities = _PRIORITY_TEXT
+    xml_locs = _xml_locs(list(map(_LOC, rows)), locs_test(origin))
     parts: list[str] = []
-    append = parts.append
-    misplaced: str | None = None
-    written: str | None
-    for loc, lastmod, changefreq, priority in rows:
-        # The lastmod's text when it is in a form Entry writes inline: a datetime in a
-        # known zone, or ISO text as a database gives it (neither can raise).
-        if type(lastmod) is datetime and (suffix := zones.get(lastmod.tzinfo)) is not None:
-            written = zoned(lastmod, suffix)
-        elif type(lastmod) is str:
-            written = iso_text(lastmod)
-        else:
-            written = None
-        # The whole row in the commonest form: one test per field, one f-string.
-        if (
-            written is not None
-            and type(loc) is str
-            and 12 <= len(loc) <= MAX_URL_LENGTH
-            and match(loc) is not None
-            and ("%" not in loc or stray(loc) is None)
-            and (word := words.get(changefreq)) is not None
-            and type(priority) is float
-            and 0.0 <= priority <= 1.0
-        ):
-            if "&" in loc:
-                loc = loc.replace("&", "&amp;")
-            if "'" in loc:
-                loc = loc.replace("'", "&apos;")
-            append(
-                f"<url><loc>{loc}</loc><lastmod>{written}</lastmod>"
-                f"<changefreq>{word}</changefreq><priority>"
-                f"{priorities.get(priority) or format_priority(priority + 0.0)}"
-                "</priority></url>\n"
-            )
-            continue
-        # The commonest database row: a loc and a lastmod, no hints.
-        if (
-            written is not None
-            and changefreq is None
-            and priority is None
-            and type(loc) is str
-            and 12 <= len(loc) <= MAX_URL_LENGTH
-            and match(loc) is not None
-            and ("%" not in loc or stray(loc) is None)
-        ):
-            if "&" in loc:
-                loc = loc.replace("&", "&amp;")
-            if "'" in loc:
-                loc = loc.replace("'", "&apos;")
-            append(f"<url><loc>{loc}</loc><lastmod>{written}</lastmod></url>\n")
-            continue
-        text = _sparse_element(loc, lastmod, written, changefreq, priority, match)
-        if text is None:
-            entry = entry_from_row((loc, lastmod, changefreq, priority), source)
-            if origin is not None and not entry.loc.startswith(origin):
-                misplaced = misplaced or entry.loc
-                continue
-            text = _url_element(entry)
-        append(text)
-    if misplaced is not None:
-        assert origin is not None
-        raise not_under(misplaced, origin, source)
+    built: list[Entry] = []
+    for row, loc, extension in zip(rows, xml_locs, extensions, strict=False):
+        _, lastmod, changefreq, priority = row
+        if loc is None or (written := written_lastmod(lastmod, changefreq, priority)) is None:
+            entry = entry_from_row(row, source)
+            built.append(entry)
+            loc, written, changefreq = escape_uri(entry.loc), entry.lastmod, entry.changefreq
+            priority = entry.priority
+        parts.append(_url_element(loc, written, changefreq, priority, extension))
+    refuse_outside(built, origin, source)
     return "".join(parts)
 
 
-def _wide_row_elements(
-    rows: list[Row], origin: str | None, source: str, declared: int | None
-) -> tuple[str, int]:
+def _wide_row_elements(rows: Sequence[Row], origin: str | None, source: str) -> tuple[str, int]:
     """``<url>`` elements of five-field rows (the fifth: images), and the namespaces
     they use: the same bytes and errors as ``Entry(*row[:4], images=row[4])`` written
-    by :func:`_url_elements`.
+    by :func:`_url_element`, in a document that declares the image namespace on
+    ``<urlset>`` (the caller's part).
 
-    The four protocol fields go through :func:`_row_elements` (one pass, validated),
-    and each row's image fragment is checked as ``Entry`` checks it
-    (:meth:`Extensions.of_images`) and spliced in before ``</url>``. A row whose
-    images are refused is built as an ``Entry`` after the batch's fields passed, so
-    that its error is Entry's own, in Entry's order, naming the source.
+    Each row's images are checked as ``Entry`` checks them, first; the four protocol
+    fields then go through :func:`_row_elements` with the images' XML.
     """
-    inline = _image_rows_inline(rows, origin, declared)
-    if inline is not None:
-        return inline, IMAGE_BIT
-    fragments = [_image_fragment(row[4]) for row in rows]
+    locs, lastmods, changefreqs, priorities, images = zip(*rows, strict=True)
     try:
-        # One element per line: no loc, lastmod or word the writer emits holds a newline.
-        elements = _row_elements([row[:4] for row in rows], origin, source).split("\n")
+        fragments = list(map(_images_xml, images))
     except InvalidEntryError:
-        # Entry's order of errors: row by row, each row's fields before its images.
+        # Entry's own error, in Entry's order: row by row, each row's fields first.
         for row in rows:
             entry_from_row(row, source)
         raise
-    head = (
-        "<url>" if declared is None or declared & IMAGE_BIT else f"<url{declarations(IMAGE_BIT)}>"
-    )
-    parts: list[str] = []
-    append = parts.append
-    mask = 0
-    for row, element, fragment in zip(rows, elements, fragments, strict=False):
-        if fragment == "":
-            append(element + "\n")
-        elif fragment is None:
-            text, used = _url_elements([entry_from_row(row, source)], declared)
-            mask |= used
-            append(text)
-        else:
-            mask |= IMAGE_BIT
-            append(f"{head}{element[5:-6]}{fragment}</url>\n")
-    return "".join(parts), mask
+    fields = list(zip(locs, lastmods, changefreqs, priorities, strict=True))
+    return _row_elements(fields, origin, source, fragments), IMAGE_BIT if any(fragments) else 0
 
 
-def _image_rows_inline(rows: list[Row], origin: str | None, declared: int | None) -> str | None:
-    # A whole batch of the commonest image rows, (loc, lastmod, None, None, [one image
-    # URL]), each field in a form Entry writes inline: one f-string per row. None as
-    # soon as a row has another shape: the general path then writes (or refuses) the
-    # batch, errors in Entry's order.
-    match = loc_matcher(origin)
-    stray = _STRAY_PERCENT.search
-    zones = _ZONE_SUFFIX
-    zoned = _zoned_text
-    iso_text = _lastmod_text
-    image_xml = plain_image_xml
-    head = (
-        "<url>" if declared is None or declared & IMAGE_BIT else f"<url{declarations(IMAGE_BIT)}>"
-    )
-    parts: list[str] = []
-    append = parts.append
-    written: str | None
-    for loc, lastmod, changefreq, priority, images in rows:
-        if type(lastmod) is datetime and (suffix := zones.get(lastmod.tzinfo)) is not None:
-            written = zoned(lastmod, suffix)
-        elif type(lastmod) is str:
-            written = iso_text(lastmod)
-        else:
-            return None
-        if (
-            written is None
-            or changefreq is not None
-            or priority is not None
-            or type(images) is not list
-            or len(images) != 1
-            or type(loc) is not str
-            or not 12 <= len(loc) <= MAX_URL_LENGTH
-            or match(loc) is None
-            or ("%" in loc and stray(loc) is not None)
-            or (xml := image_xml(images[0])) is None
-        ):
-            return None
-        if "&" in loc:
-            loc = loc.replace("&", "&amp;")
-        if "'" in loc:
-            loc = loc.replace("'", "&apos;")
-        append(f"{head}<loc>{loc}</loc><lastmod>{written}</lastmod>{xml}</url>\n")
-    return "".join(parts)
+def _xml_locs(
+    locs: Sequence[Any], kept: Callable[[Sequence[object]], bool]
+) -> Sequence[str | None]:
+    # The locs of a batch as XML text; None for a loc that is not kept: Entry decides.
+    if kept(locs):
+        return _escaped(locs)
+    return [escape_uri(loc) if kept((loc,)) else None for loc in locs]
 
 
-def _image_fragment(images: object) -> str | None:
-    # The XML of a row's images: "" for none, None when Entry must say what is wrong.
-    if images is None:
-        return ""
-    if type(images) is list and len(images) == 1:  # one image: the commonest, inline
+#: An entry's loc, and a row's.
+_ENTRY_LOC = attrgetter("loc")
+_LOC = itemgetter(0)
+
+
+def _images_xml(images: object) -> str:
+    # The XML of a row's images ("" for none), as Entry(images=...) would write them.
+    if type(images) is list and len(images) == 1:
+        # The commonest: one image URL, written as Entry writes it, without the
+        # Extensions object only an Entry needs (benchmarks/README.md).
         xml = plain_image_xml(images[0])
         if xml is not None:
             return xml
-    try:
-        extensions = Extensions.of_images(images)
-    except InvalidEntryError:
-        return None
+    extensions = Extensions.of_images(images)
     return "" if extensions is None else extensions.xml
-
-
-def _sparse_element(
-    loc: object,
-    lastmod: object,
-    lastmod_text: str | None,
-    changefreq: object,
-    priority: object,
-    match: Callable[[str], object],
-) -> str | None:
-    # A row with empty fields, or a date lastmod: each field by Entry's inline test,
-    # in Entry's order; None as soon as one needs Entry's full path. ``lastmod_text``
-    # is the lastmod's text when the caller found it in an inline form, else None.
-    if not (
-        type(loc) is str
-        and 12 <= len(loc) <= MAX_URL_LENGTH
-        and match(loc) is not None
-        and ("%" not in loc or _STRAY_PERCENT.search(loc) is None)
-    ):
-        return None
-    if lastmod is None:
-        written = ""
-    elif lastmod_text is not None:
-        written = f"<lastmod>{lastmod_text}</lastmod>"
-    elif type(lastmod) is date:
-        written = f"<lastmod>{lastmod.isoformat()}</lastmod>"
-    else:
-        return None
-    if changefreq is not None:
-        word = _CHANGEFREQ_TEXT.get(changefreq)  # type: ignore[call-overload]
-        if word is None:
-            return None
-        written += f"<changefreq>{word}</changefreq>"
-    if priority is not None:
-        if type(priority) is not float or not 0.0 <= priority <= 1.0:
-            return None
-        written += f"<priority>{format_priority(priority + 0.0)}</priority>"
-    return f"<url><loc>{escape_uri(loc)}</loc>{written}</url>\n"
 
 
 class DocumentEncoder:
@@ -502,41 +347,54 @@ class UrlsetEncoder(DocumentEncoder):
         in one pass, without building entries (unless ``max_item_bytes`` asks for
         each item to be measured).
         """
-        if type(items) is RowBatch and items.rows and max_item_bytes is None:
-            if items.wide:
-                text, mask = _wide_row_elements(
-                    items.rows, items.origin, items.source, self._declared
-                )
-                if self._declared is None:
-                    self._declare(mask)
-            else:
-                if self._declared is None:
-                    self._declare(0)  # four-field rows carry no extensions
-                text = _row_elements(items.rows, items.origin, items.source)
-            self._count(len(items.rows))
-            return self._push(text.encode())
+        if type(items) is RowBatch and max_item_bytes is None and self._writes_rows(items):
+            return self._write(len(items), *_batch_elements(items))
         if not items:
             return b""
-        declared = self._declared
         if max_item_bytes is None:
-            # Written, and the namespaces collected, in one pass.
-            self._count(len(items))
-            text, mask = _url_elements(items, declared)
-            if declared is None:
-                self._declare(mask)
-            return self._push(text.encode())
-        if declared is None:
-            mask = 0
-            for entry in items:
-                extra = entry.extra
-                if extra is not None:
-                    mask |= extra.mask
-            self._declare(mask)
+            return self._write(len(items), *_url_elements(items, self._declared))
+        if self._declared is None:
+            self._declare(_mask(items))
         return super().feed(items, max_item_bytes, source)
+
+    def _writes_rows(self, batch: RowBatch) -> bool:
+        # Whether the rows of ``batch`` are written as rows: four-field rows always;
+        # rows with images unless they come after a first batch that declared no image
+        # namespace (they are then written as entries, each <url> declaring it).
+        declared = self._declared
+        return bool(batch.rows) and (
+            not batch.wide or declared is None or bool(declared & IMAGE_BIT)
+        )
+
+    def _write(self, items: int, text: str, mask: int) -> bytes:
+        # Add ``items`` written as ``text``, whose extensions use the namespaces in
+        # ``mask``: those of the first batch are declared on <urlset>.
+        if self._declared is None:
+            self._declare(mask)
+        self._count(items)
+        return self._push(text.encode())
 
     def render(self, items: Sequence[Entry]) -> str:
         """Return the ``<url>`` elements of ``items``."""
         return _url_elements(items, self._declared)[0]
+
+
+def _batch_elements(batch: RowBatch) -> tuple[str, int]:
+    # The <url> elements of a batch of rows and the namespaces they use.
+    rows, origin, source = batch.rows, batch.origin, batch.source
+    assert rows is not None  # unbuilt: see UrlsetEncoder._writes_rows
+    if batch.wide:
+        return _wide_row_elements(rows, origin, source)
+    return _row_elements(rows, origin, source), 0
+
+
+def _mask(entries: Iterable[Entry]) -> int:
+    # The namespaces the extensions of ``entries`` use.
+    mask = 0
+    for entry in entries:
+        if entry.extra is not None:
+            mask |= entry.extra.mask
+    return mask
 
 
 class TextEncoder(DocumentEncoder):

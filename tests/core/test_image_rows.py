@@ -207,9 +207,9 @@ INLINE_ROWS = st.tuples(
 def test_batches_of_the_commonest_image_rows_write_what_entries_write(
     batch: list[tuple[Any, ...]], odd: tuple[Any, ...] | None, first_plain: bool
 ) -> None:
-    # A whole batch of (loc, lastmod, None, None, [image]) takes the inline loop; one odd
-    # row sends the batch down the general path; a first batch without images makes the
-    # namespace be declared on each <url> of the next.
+    # A batch of (loc, lastmod, None, None, [image]) rows has every loc and image kept as
+    # it is; one odd row is built as an Entry (or refused); a first batch without images
+    # makes the namespace be declared on each <url> of the next.
     rows = list(batch) if odd is None else [*batch, odd]
     batches: list[list[tuple[Any, ...]]] = [rows]
     if first_plain:

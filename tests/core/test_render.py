@@ -93,14 +93,13 @@ def test_index_loc_is_escaped_too() -> None:
         (0.3333333333, "0.333333"),
     ],
 )
-def test_priority_text_is_plain_decimal(
-    value: float, text: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # a fresh cache: what earlier tests formatted must not decide the text (see the xfail
-    # test below)
-    monkeypatch.setattr(render, "_PRIORITY_TEXT", {})
+def test_priority_text_is_plain_decimal(value: float, text: str) -> None:
     assert format_priority(value) == text
-    assert format_priority(value) == text  # the cached answer is the same
+    # Written the same in a <url>, the first time and from the memo of hints.
+    render._hints.cache_clear()
+    for _ in range(2):
+        doc = encode_all(UrlsetEncoder(), [Entry("https://example.com/", priority=value)])
+        assert f"<priority>{text}</priority>".encode() in doc
     assert re.fullmatch(r"[0-9]+\.[0-9]+", text)
     assert "e" not in text.lower()
 
@@ -118,15 +117,19 @@ def test_priority_element_is_a_valid_decimal(value: float) -> None:
     validate(doc, profile="core")
 
 
-def test_priority_text_does_not_depend_on_history(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(render, "_PRIORITY_TEXT", {})
+def test_priority_text_does_not_depend_on_history() -> None:
+    # -0.0 and 0.0 are one key of the memo of hints: whichever comes first, 0.0 is written.
+    assert format_priority(-0.0) == "0.0"
+    render._hints.cache_clear()
     first = encode_all(UrlsetEncoder(), [Entry("https://example.com/", priority=0.0)])
     encode_all(UrlsetEncoder(), [Entry("https://example.com/", priority=-0.0)])
     assert b"<priority>-0.0</priority>" not in encode_all(
         UrlsetEncoder(), [Entry("https://example.com/", priority=-0.0)]
     )
-    monkeypatch.setattr(render, "_PRIORITY_TEXT", {})
-    encode_all(UrlsetEncoder(), [Entry("https://example.com/", priority=-0.0)])
+    render._hints.cache_clear()
+    assert b"<priority>0.0</priority>" in encode_all(
+        UrlsetEncoder(), [Entry("https://example.com/", priority=-0.0)]
+    )
     again = encode_all(UrlsetEncoder(), [Entry("https://example.com/", priority=0.0)])
     assert again == first
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from sitemap_core import Entry, InvalidEntryError, Site, UrlSource, respond
 from sitemap_core.memory.cache import MemoryCache
-from sitemap_core.model.rows import PATH_CHARS, RowBatch, loc_matcher
+from sitemap_core.model.rows import PATH_CHARS, RowBatch, locs_test
 from sitemap_core.model.values import _COMMON_URL
 from sitemap_core.serve.drive_async import respond_async
 from sitemap_core.serve.site import Plan
@@ -176,8 +176,31 @@ def test_rows_under_other_origins() -> None:
 
 def test_the_inline_loc_check_has_the_characters_of_entrys() -> None:
     assert _COMMON_URL.pattern.endswith("/" + PATH_CHARS + r"*\Z")
-    assert loc_matcher(ORIGIN)(ORIGIN + "a?b=c&d") is not None
-    assert loc_matcher("https://example.com:8443/")("https://example.com:8443/a") is None
+    assert locs_test(ORIGIN)([ORIGIN + "a?b=c&d"])
+    assert not locs_test("https://example.com:8443/")(["https://example.com:8443/a"])
+
+
+@pytest.mark.parametrize("origin", [ORIGIN, None])
+def test_locs_are_tested_as_a_batch_and_one_by_one(origin: str | None) -> None:
+    kept = locs_test(origin)
+    good = [ORIGIN + "a", ORIGIN + "b?c=d&e='f'", ORIGIN + "%41", ORIGIN + "x" * 2028]
+    assert kept(good)
+    assert all(kept((loc,)) for loc in good)
+    for bad in [
+        ORIGIN + "x" * 2029,  # over 2,048 characters
+        "http://a.b/",  # under 12 characters
+        ORIGIN + "%zz",  # a stray percent
+        ORIGIN + "%4",
+        ORIGIN + "a b",
+        "https://EXAMPLE.com/",
+        ORIGIN + "a\n" + ORIGIN + "b",  # two kept locs in one: not a loc
+        ORIGIN + "a\n",
+        None,
+        b"https://example.com/",
+    ]:
+        assert not kept([*good, bad]), bad
+        assert not kept((bad,)), bad
+    assert not kept([ORIGIN + "a", "https://other.example/x"]) or origin is None
 
 
 URLS = st.one_of(

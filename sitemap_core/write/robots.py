@@ -79,11 +79,7 @@ def merge_sitemap_lines(existing: str, sitemap_urls: Sequence[str]) -> str:
     The application's own lines are kept byte for byte; a URL already declared
     (the directive's name is case-insensitive, RFC 9309) is not declared twice.
     """
-    declared = set()
-    for line in existing.splitlines():
-        name, sep, value = line.partition(":")
-        if sep and name.strip().lower() == "sitemap":
-            declared.add(value.split("#", 1)[0].strip())
+    declared = _declared_sitemaps(existing)
     # Each URL once, in order, whether the app declared it or it is listed twice here.
     missing = [url for url in dict.fromkeys(sitemap_urls) if url not in declared]
     if not missing:
@@ -97,6 +93,16 @@ def merge_sitemap_lines(existing: str, sitemap_urls: Sequence[str]) -> str:
     if len(merged) * 4 > MAX_ROBOTS_BYTES:  # not a short file: count its bytes
         _warn_if_past_the_limit(merged)
     return merged
+
+
+def _declared_sitemaps(text: str) -> set[str]:
+    # The URLs of the Sitemap lines of a robots.txt, their comments left out.
+    declared = set()
+    for line in text.splitlines():
+        name, sep, value = line.partition(":")
+        if sep and name.strip().lower() == "sitemap":
+            declared.add(value.split("#", 1)[0].strip())
+    return declared
 
 
 #: When the last warning of _warn_if_past_the_limit was logged (time.monotonic()).

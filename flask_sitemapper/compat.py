@@ -30,14 +30,26 @@ from typing import Any, TypeAlias
 from flask import request
 from werkzeug.routing import MapAdapter
 
-from sitemap_core import ConfigurationError, Entry, InvalidEntryError, Site, UrlSource
-from sitemap_core.model.rows import not_under
-from sitemap_core.serve.body import Spool
-from sitemap_core.serve.document import Ready, finish_spooled
-from sitemap_core.serve.http import ALLOWED_METHODS, XML, Reply, method_not_allowed, not_found
-from sitemap_core.serve.site import Plan
-from sitemap_core.sources.params import ParamItem, entry_defaults
-from sitemap_core.write.encoders import IndexEncoder
+from sitemap_core.serve.front import (
+    ALLOWED_METHODS,
+    XML,
+    ConfigurationError,
+    Entry,
+    IndexEncoder,
+    InvalidEntryError,
+    ParamItem,
+    Plan,
+    Ready,
+    Reply,
+    Site,
+    Spool,
+    UrlSource,
+    entry_defaults,
+    finish_spooled,
+    method_not_allowed,
+    not_found,
+    not_under,
+)
 
 __all__ = [
     "PAGE_ARGUMENT",

@@ -15,7 +15,7 @@ from pathlib import Path
 
 PROJECT = Path(__file__).resolve().parents[1]
 # A quick module that validates documents from inside its tests and from helpers.
-MODULE = "tests/core/test_render.py"
+MODULE = "tests/core/write/test_encoders.py"
 SKIPPED = re.compile(r"^SKIPPED \[(\d+)\] (\S+?):(\d+): (.*)$", re.MULTILINE)
 
 

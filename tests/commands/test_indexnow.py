@@ -1,5 +1,5 @@
 """IndexNow (issue 13): submission and "what changed since", against real servers (the
-key a site serves is tested in tests/core/test_indexnow_key.py).
+key a site serves is tested in tests/core/serve/test_indexnow_key.py).
 
 Every submission goes over HTTP to ``indexnow_server.IndexNowServer`` on 127.0.0.1,
 which checks what it receives as an engine does and fetches the key file from a real

@@ -104,3 +104,16 @@ def test_each_layer_of_the_core_imports_only_from_the_layers_below() -> None:
 def test_the_top_folder_of_the_core_holds_at_most_twelve_modules() -> None:
     modules = sorted(path.name for path in (PROJECT / "sitemap_core").glob("*.py"))
     assert len(modules) <= 12, modules
+
+
+def test_the_fronts_import_the_core_through_one_module() -> None:
+    # sitemap_core.serve.front is the contract; every other core module is private to
+    # the core, so it can change without a front noticing.
+    wrong = [
+        f"{path.relative_to(PROJECT)} imports {name}"
+        for front in ("flask_sitemapper", "asgi_sitemap")
+        for path in (PROJECT / front).rglob("*.py")
+        for name in _imports(path)
+        if name.split(".")[0] == "sitemap_core" and name != "sitemap_core.serve.front"
+    ]
+    assert not wrong, wrong

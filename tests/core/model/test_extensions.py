@@ -40,8 +40,7 @@ from sitemap_core.model.extensions import (
 )
 from sitemap_core.model.videos import ContentSegment, Platform, Price, Restriction, TvShow, VideoId
 from sitemap_core.write.encoders import encode_all
-
-from .helpers import ORIGIN, SM, get, locs, make_site, parse, url
+from tests.core.helpers import ORIGIN, SM, get, locs, make_site, parse, url
 
 HEAD = '<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="' + SITEMAP_NS + '"'
 PREFIXES = {"image": IMAGE_NS, "video": VIDEO_NS, "news": NEWS_NS, "xhtml": XHTML_NS}

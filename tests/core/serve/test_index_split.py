@@ -33,8 +33,7 @@ from sitemap_core.sources.aio import AsyncUrlSource
 from sitemap_core.sources.base import Limits, check_name
 from sitemap_core.write.encoders import IndexEncoder
 from sitemap_core.write.robots import sitemap_urls
-
-from .helpers import BASE, ORIGIN, get, locs, parse, url
+from tests.core.helpers import BASE, ORIGIN, get, locs, parse, url
 
 # -- helpers ---------------------------------------------------------------------------
 

@@ -21,8 +21,7 @@ from sitemap_core import (
 from sitemap_core.limits import CHUNK_BYTES, MAX_SITEMAP_BYTES, MAX_URLS_PER_SITEMAP
 from sitemap_core.write import encoders as render
 from sitemap_core.write.encoders import SITEMAP_NS, encode_all, format_priority
-
-from .helpers import NS, SM, locs, parse, url
+from tests.core.helpers import NS, SM, locs, parse, url
 
 KIB = 1024
 

@@ -12,9 +12,8 @@ from xsd import validate
 
 from sitemap_core import respond
 from sitemap_core.serve.compress import GzipStream, accepts_gzip, agzip_chunks, gzip_chunks
-
-from .helpers import BASE, locs, url
-from .test_validators import GZIP, IDENTITY, FactRows, Rows, fetch, site_of
+from tests.core.helpers import BASE, locs, url
+from tests.core.serve.test_validators import GZIP, IDENTITY, FactRows, Rows, fetch, site_of
 
 # -- accepts_gzip ------------------------------------------------------------------------
 

@@ -15,8 +15,7 @@ from sitemap_core import MemoryCache, Site, UrlSource
 from sitemap_core.serve.answers import Answers
 from sitemap_core.serve.validators import http_date
 from sitemap_core.sources.base import WHOLE
-
-from .test_validators import GZIP, IDENTITY, FactRows, Got, etag_of, fetch, site_of
+from tests.core.serve.test_validators import GZIP, IDENTITY, FactRows, Got, etag_of, fetch, site_of
 
 PATHS = ["/sitemap.xml", "/sitemap-a-1.xml", "/sitemap-a-3.txt", "/sitemap-b-1.xml.gz"]
 

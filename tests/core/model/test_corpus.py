@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from . import corpus
+from tests.core.model import corpus
 
 DIGESTS: dict[str, list[str]] = json.loads(
     (Path(__file__).parent / "data" / "corpus.json").read_text()

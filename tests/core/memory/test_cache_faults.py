@@ -30,9 +30,8 @@ from redis_server import RedisServer, redis_server
 from sitemap_core import MemoryCache, RedisCache
 from sitemap_core.memory.breaker import Breaker, describe
 from sitemap_core.memory.cache import REDIS_RETRY_AFTER, REDIS_TIMEOUT, cache_get, cache_set
-
-from .helpers import locs, url
-from .test_validators import FactRows, fetch, site_of
+from tests.core.helpers import locs, url
+from tests.core.serve.test_validators import FactRows, fetch, site_of
 
 LOGGER = "sitemap_core"
 

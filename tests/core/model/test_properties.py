@@ -21,8 +21,7 @@ from xsd import validate
 from sitemap_core import ChangeFreq, Entry, InvalidEntryError, UrlsetEncoder, escape
 from sitemap_core.limits import MAX_URL_LENGTH, MIN_URL_LENGTH
 from sitemap_core.write.encoders import encode_all
-
-from .helpers import SM, parse
+from tests.core.helpers import SM, parse
 
 SETTINGS = settings(
     max_examples=300,

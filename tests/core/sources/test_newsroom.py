@@ -19,8 +19,7 @@ from sitemap_core.limits import MAX_NEWS_URLS
 from sitemap_core.sources.aio import AsyncUrlSource
 from sitemap_core.sources.base import Limits
 from sitemap_core.sources.newsroom import NEWS_GRACE, NEWS_WINDOW, check_news, news_epoch
-
-from .helpers import ORIGIN, get, locs, parse
+from tests.core.helpers import ORIGIN, get, locs, parse
 
 NOW = datetime.now(UTC)
 

@@ -16,8 +16,7 @@ from xsd import validate
 from sitemap_core import Entry, UrlSource, respond
 from sitemap_core.serve.body import SPOOL_MEMORY
 from sitemap_core.serve.site import Site
-
-from .helpers import BASE, locs
+from tests.core.helpers import BASE, locs
 
 SMALL = 5_000
 LARGE = 50_000

@@ -25,8 +25,7 @@ from sitemap_core.sources.aio import AsyncUrlSource
 from sitemap_core.sources.base import coerce_batch
 from sitemap_core.write.encoders import TextEncoder, UrlsetEncoder
 from tests.core.helpers import BASE, get, locs, parse
-
-from .test_cache import InlineRunner
+from tests.core.memory.test_cache import InlineRunner
 
 ORIGIN = "https://example.com/"
 TZ = timezone(timedelta(hours=5, minutes=30))
@@ -326,7 +325,7 @@ def test_short_rows_named_tuples_and_mixed_batches() -> None:
     assert mixed == [Entry(ORIGIN + "e"), Entry(ORIGIN + "s"), Entry(ORIGIN + "t", priority=1.0)]
 
 
-# A fifth field is the row's images (tests/core/test_image_rows.py): six are refused.
+# A fifth field is the row's images (tests/core/write/test_image_rows.py): six are refused.
 @pytest.mark.parametrize("row", [(), (ORIGIN + "a", None, None, None, None, None)])
 @pytest.mark.parametrize("alone", [True, False])
 def test_rows_of_no_field_or_more_than_five_are_refused(row: tuple[Any, ...], alone: bool) -> None:

@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 
 from sitemap_core import ConfigurationError, Entry, InvalidEntryError, Sliceable, UrlSource
-
-from .helpers import RecordingSlice, get, locs, make_site, url
+from tests.core.helpers import RecordingSlice, get, locs, make_site, url
 
 
 class CountingFactory:
@@ -235,7 +234,7 @@ def test_items_may_be_str_or_entry() -> None:
 
 @pytest.mark.parametrize(
     "item",
-    # Tuples are rows (tests/core/test_rows.py; a fifth field holds the images): only
+    # Tuples are rows (tests/core/model/test_rows.py; a fifth field holds the images): only
     # those of 0 or 6+ fields are refused.
     [
         42,

@@ -44,8 +44,7 @@ from sitemap_core.serve.validators import (
     parse_http_date,
 )
 from sitemap_core.sources.base import WHOLE
-
-from .helpers import BASE, ORIGIN, SM, Got, locs, parse, url
+from tests.core.helpers import BASE, ORIGIN, SM, Got, locs, parse, url
 
 #: An IMF-fixdate (RFC 9110 5.6.7): ``Sun, 06 Nov 1994 08:49:37 GMT``.
 IMF_FIXDATE = re.compile(
@@ -583,10 +582,10 @@ def sample_etags() -> dict[str, str]:
 
 @pytest.mark.parametrize("seed", ["0", "4242"])
 def test_etags_are_the_same_in_a_fresh_process(seed: str) -> None:
-    tests_dir = Path(__file__).resolve().parents[1]
+    tests_dir = Path(__file__).resolve().parents[2]
     code = (
         "import json\n"
-        "from core.test_validators import sample_etags\n"
+        "from core.serve.test_validators import sample_etags\n"
         "print(json.dumps(sample_etags()))\n"
     )
     env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(tests_dir)}

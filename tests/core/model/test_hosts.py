@@ -12,8 +12,7 @@ from sitemap_core import (
     UntrustedHostError,
     host_is_allowed,
 )
-
-from .helpers import get, locs, make_site
+from tests.core.helpers import get, locs, make_site
 
 # --------------------------------------------------------------------------- parse
 

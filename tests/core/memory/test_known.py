@@ -11,8 +11,7 @@ import pytest
 
 from sitemap_core.memory.known import Known
 from sitemap_core.sources.base import WHOLE
-
-from .test_validators import GZIP, IDENTITY, FactRows, etag_of, fetch, site_of
+from tests.core.serve.test_validators import GZIP, IDENTITY, FactRows, etag_of, fetch, site_of
 
 
 class Counted(FactRows):

@@ -18,8 +18,7 @@ from sitemap_core.sources.sql.sqlite import (
     install_change_log,
     install_version_triggers,
 )
-
-from .helpers import BASE, ORIGIN, get, locs
+from tests.core.helpers import BASE, ORIGIN, get, locs
 
 PAGE = 10
 MODES = ("seek", "offset")

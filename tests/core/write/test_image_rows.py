@@ -27,8 +27,7 @@ from sitemap_core import (
 )
 from sitemap_core.model.rows import RowBatch
 from sitemap_core.write.encoders import UrlsetEncoder
-
-from .helpers import BASE
+from tests.core.helpers import BASE
 
 LOCS = st.one_of(
     st.builds(lambda i: f"https://example.com/p/{i}?a=1&b='2'", st.integers(0, 999)),

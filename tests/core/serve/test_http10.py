@@ -15,8 +15,7 @@ import pytest
 
 from sitemap_core import Entry, Site, UrlSource, respond
 from sitemap_core.serve.request import is_sized
-
-from .helpers import BASE, locs, url
+from tests.core.helpers import BASE, locs, url
 
 
 class Pages:

@@ -17,8 +17,7 @@ from hypothesis import strategies as st
 from sitemap_core import ConfigurationError
 from sitemap_core.sources.base import WHOLE
 from sitemap_core.sources.sql.sqlite import SQLiteSource, install_change_log
-
-from .test_sql import PAGE, Tracer, build, make_db, source, write
+from tests.core.sources.test_sql import PAGE, Tracer, build, make_db, source, write
 
 
 def make_logged_db(path: Path, n: int) -> Path:

@@ -15,7 +15,7 @@ the same.
 To record the digests again from another version of the library::
 
     mkdir /tmp/before && git archive 4cc8437 sitemap_core | tar -x -C /tmp/before
-    .venv/bin/python tests/core/corpus.py /tmp/before > tests/core/data/corpus.json
+    .venv/bin/python tests/core/model/corpus.py /tmp/before > tests/core/model/data/corpus.json
 
 (the folder given must hold the ``sitemap_core`` package to record from).
 """

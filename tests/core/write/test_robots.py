@@ -9,8 +9,7 @@ import pytest
 import sitemap_core.write.robots as robots_module
 from sitemap_core import DEFAULT_RULES, merge_sitemap_lines, robots_txt
 from sitemap_core.limits import MAX_ROBOTS_BYTES
-
-from .helpers import BASE, get, make_site, url
+from tests.core.helpers import BASE, get, make_site, url
 
 SITEMAP = "https://example.com/sitemap.xml"
 

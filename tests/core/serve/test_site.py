@@ -18,8 +18,7 @@ from sitemap_core import (
     UrlSource,
     respond,
 )
-
-from .helpers import BASE, SM, get, locs, make_site, parse, url
+from tests.core.helpers import BASE, SM, get, locs, make_site, parse, url
 
 XML = "application/xml; charset=utf-8"
 TEXT = "text/plain; charset=utf-8"

@@ -23,8 +23,7 @@ from sitemap_core.model.images import Image
 from sitemap_core.model.news import News
 from sitemap_core.model.videos import Video
 from sitemap_core.write.html import CONTENT_SECURITY_POLICY, HtmlEncoder, HtmlIndexEncoder, HtmlView
-
-from .helpers import ORIGIN, url
+from tests.core.helpers import ORIGIN, url
 
 PAGE_COLUMNS = ["#", "URL", "Last modified", "Change frequency", "Priority", "More"]
 INDEX_COLUMNS = ["#", "Sitemap", "Last modified", "XML"]

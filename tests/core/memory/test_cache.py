@@ -22,9 +22,8 @@ from sitemap_core.memory.cache import default_cache
 from sitemap_core.model.entries import Entry
 from sitemap_core.serve.drive_async import respond_async
 from sitemap_core.sources.aio import AsyncUrlSource
-
-from .helpers import BASE, locs, url
-from .test_validators import GZIP, IDENTITY, FactRows, Rows, fetch, site_of
+from tests.core.helpers import BASE, locs, url
+from tests.core.serve.test_validators import GZIP, IDENTITY, FactRows, Rows, fetch, site_of
 
 T = TypeVar("T")
 

@@ -20,8 +20,7 @@ from hypothesis import strategies as st
 from sitemap_core import Entry, Site, UrlSource, respond
 from sitemap_core.memory.recall import Recall, Recalled, StaleValidatorsError
 from sitemap_core.serve.site import BATCH_SIZE
-
-from .helpers import BASE, locs, url
+from tests.core.helpers import BASE, locs, url
 
 DAY0 = date(2024, 1, 1)
 IDENTITY = {"accept-encoding": "identity"}

@@ -416,18 +416,13 @@ class Site(Generic[S]):
         pages = self.pages(counts[source.name], source.name)
         if not 1 <= target.page <= pages:
             return None
-        start, stop = self._page_range(source.name, target.page, counts)
+        size = self.entries_per_page(source.name)
+        start, stop = _page_slice(size, target.page, counts[source.name])
         view = None
         if target.fmt == "html":
             view = self._page_view(target, pages, start, stop, counts)
         slices = [(source, start, stop)]
         return Plan[S](_urlset_kind(target), slices, origin=self._origin(base), view=view)
-
-    def _page_range(self, source: str, number: int, counts: Mapping[str, int]) -> tuple[int, int]:
-        # The entries [start, stop) of page ``number`` of ``source``.
-        size = self.entries_per_page(source)
-        start = (number - 1) * size
-        return start, min(start + size, counts[source])
 
     def _single_plan(
         self, target: Target, counts: Mapping[str, int], base: BaseURL, total: int
@@ -467,8 +462,9 @@ class Site(Generic[S]):
         fmt: Format = "html" if html else "xml"
         children = []
         for name, source in self.sources.items():
+            size = self.entries_per_page(name)
             for number in range(1, self.pages(counts[name], name) + 1):
-                start, stop = self._page_range(name, number, counts)
+                start, stop = _page_slice(size, number, counts[name])
                 children.append((source, start, stop, base.join(self.page_path(name, number, fmt))))
         return children
 
@@ -506,6 +502,13 @@ class Site(Generic[S]):
         title = f"Sitemap: {name}, page {number} of {pages}"
         summary = f"URLs {start + 1:,} to {stop:,} of {counts[name]:,}"
         return HtmlView(title, summary, links, start + 1, self._feed_link())
+
+
+def _page_slice(size: int, number: int, count: int) -> tuple[int, int]:
+    # The entries [start, stop) of page ``number`` of a source of ``count`` entries,
+    # ``size`` a page.
+    start = (number - 1) * size
+    return start, min(start + size, count)
 
 
 def _urlset_kind(target: Target) -> Literal["urlset", "text"]:

@@ -17,22 +17,9 @@ from sitemap_core.memory.recall import Check, StaleValidatorsError
 from sitemap_core.model.entries import Entry
 from sitemap_core.model.hosts import BaseURL
 from sitemap_core.model.rows import split_batch
+from sitemap_core.serve import flow
 from sitemap_core.serve.body import Delivery, DocumentWriter, Slice, Spool
 from sitemap_core.serve.compress import agzip_chunks
-from sitemap_core.serve.flow import (
-    Body,
-    CacheRead,
-    CacheWrite,
-    Fact,
-    Fill,
-    Flow,
-    Need,
-    Opened,
-    RecentChanges,
-    RenderFeed,
-    index_parts,
-    serve,
-)
 from sitemap_core.serve.http import Reply
 from sitemap_core.serve.request import NO_HEADERS
 from sitemap_core.serve.site import Plan, Site
@@ -87,8 +74,8 @@ async def respond_async(
     """
     scope = enter_request()
     try:
-        flow = serve(site, method, path, base_url, request, protocol)
-        reply: Reply | None = await run_async(site, flow, runner, share)
+        steps = flow.serve(site, method, path, base_url, request, protocol)
+        reply: Reply | None = await run_async(site, steps, runner, share)
         return reply
     finally:
         leave_request(scope)
@@ -99,21 +86,21 @@ async def count_index_parts_async(site: Site[AsyncUrlSource], base: BaseURL, run
     request scope of its own; see :func:`~sitemap_core.serve.flow.index_parts`)."""
     scope = enter_request()
     try:
-        parts: int = await run_async(site, index_parts(site, base), runner)
+        parts: int = await run_async(site, flow.index_parts(site, base), runner)
         return parts
     finally:
         leave_request(scope)
 
 
 async def run_async(
-    site: Site[AsyncUrlSource], flow: Flow, runner: Runner, share: Share | None = None
+    site: Site[AsyncUrlSource], steps: flow.Flow, runner: Runner, share: Share | None = None
 ) -> Any:
-    """Drive ``flow`` to its end, awaiting each need; its result."""
+    """Drive ``steps`` (a flow) to its end, awaiting each need; its result."""
     answer: Any = None
     error: Exception | None = None
     while True:
         try:
-            need = flow.send(answer) if error is None else flow.throw(error)
+            need = steps.send(answer) if error is None else steps.throw(error)
         except StopIteration as done:
             return done.value
         try:
@@ -123,24 +110,24 @@ async def run_async(
 
 
 async def _answer(
-    site: Site[AsyncUrlSource], need: Need, runner: Runner, share: Share | None
+    site: Site[AsyncUrlSource], need: flow.Need, runner: Runner, share: Share | None
 ) -> Any:
-    if isinstance(need, Fact):
+    if isinstance(need, flow.Fact):
         if need.kind == "count":
             return await need.source.count(runner)
         return await getattr(need.source, need.kind)(runner, need.start, need.stop)
-    if isinstance(need, CacheRead):
+    if isinstance(need, flow.CacheRead):
         cache, key = site.cache, need.key
         return None if cache is None else await _cached(cache, runner, cache_get, cache, key)
-    if isinstance(need, CacheWrite):
+    if isinstance(need, flow.CacheWrite):
         if site.cache is not None:
             await _cached(site.cache, runner, cache_set, site.cache, need.key, need.data)
         return None
-    if isinstance(need, RecentChanges):
+    if isinstance(need, flow.RecentChanges):
         return await recent_changes_async(need.sources, runner, need.limit, need.since)
-    if isinstance(need, RenderFeed):
+    if isinstance(need, flow.RenderFeed):
         return await runner.run_sync(need.render)
-    if isinstance(need, Fill):
+    if isinstance(need, flow.Fill):
         return await _filled(need.spool, _written(need.writer(), runner))
     return await _opened(site, need.body, runner, share)
 
@@ -251,8 +238,8 @@ async def _filled(spool: Spool, chunks: AsyncIterator[bytes]) -> Spool:
 
 
 async def _opened(
-    site: Site[AsyncUrlSource], body: Body[AsyncUrlSource], runner: Runner, share: Share | None
-) -> Opened | None:
+    site: Site[AsyncUrlSource], body: flow.Body[AsyncUrlSource], runner: Runner, share: Share | None
+) -> flow.Opened | None:
     # The body started: its first chunk read (a failure before it raises here), or
     # read whole when it must carry its length.
 
@@ -265,11 +252,11 @@ async def _opened(
     if body.sized:
         spool = await _filled(Spool("identity"), render(runner))
         spool.file.seek(0)
-        return Opened(_replayed(spool.chunks()), spool.length)
+        return flow.Opened(_replayed(spool.chunks()), spool.length)
     try:
         if share is not None and body.key is not None:
-            return Opened(await share(body.key, render))
-        return Opened(await _started(render(runner)))
+            return flow.Opened(await share(body.key, render))
+        return flow.Opened(await _started(render(runner)))
     except StaleValidatorsError:
         return None
 

@@ -15,22 +15,9 @@ from sitemap_core.memory.cache import cache_get, cache_set
 from sitemap_core.memory.recall import Check, StaleValidatorsError
 from sitemap_core.model.entries import Entry
 from sitemap_core.model.hosts import BaseURL
+from sitemap_core.serve import flow
 from sitemap_core.serve.body import Delivery, DocumentWriter, Spool
 from sitemap_core.serve.compress import gzip_chunks
-from sitemap_core.serve.flow import (
-    Body,
-    CacheRead,
-    CacheWrite,
-    Fact,
-    Fill,
-    Flow,
-    Need,
-    Opened,
-    RecentChanges,
-    RenderFeed,
-    index_parts,
-    serve,
-)
 from sitemap_core.serve.http import Reply
 from sitemap_core.serve.request import NO_HEADERS
 from sitemap_core.serve.site import Plan, Site
@@ -58,7 +45,7 @@ def respond(
     """
     scope = enter_request()
     try:
-        reply: Reply | None = run(site, serve(site, method, path, base_url, request, protocol))
+        reply: Reply | None = run(site, flow.serve(site, method, path, base_url, request, protocol))
         return reply
     finally:
         leave_request(scope)
@@ -69,19 +56,19 @@ def count_index_parts(site: Site[UrlSource], base: BaseURL) -> int:
     request scope of its own; see :func:`~sitemap_core.serve.flow.index_parts`)."""
     scope = enter_request()
     try:
-        parts: int = run(site, index_parts(site, base))
+        parts: int = run(site, flow.index_parts(site, base))
         return parts
     finally:
         leave_request(scope)
 
 
-def run(site: Site[UrlSource], flow: Flow) -> Any:
-    """Drive ``flow`` to its end, answering each need; its result."""
+def run(site: Site[UrlSource], steps: flow.Flow) -> Any:
+    """Drive ``steps`` (a flow) to its end, answering each need; its result."""
     answer: Any = None
     error: Exception | None = None
     while True:
         try:
-            need = flow.send(answer) if error is None else flow.throw(error)
+            need = steps.send(answer) if error is None else steps.throw(error)
         except StopIteration as done:
             return done.value
         try:
@@ -90,22 +77,22 @@ def run(site: Site[UrlSource], flow: Flow) -> Any:
             answer, error = None, exc
 
 
-def _answer(site: Site[UrlSource], need: Need) -> Any:
-    if isinstance(need, Fact):
+def _answer(site: Site[UrlSource], need: flow.Need) -> Any:
+    if isinstance(need, flow.Fact):
         if need.kind == "count":
             return need.source.count()
         return getattr(need.source, need.kind)(need.start, need.stop)
-    if isinstance(need, CacheRead):
+    if isinstance(need, flow.CacheRead):
         return None if site.cache is None else cache_get(site.cache, need.key)
-    if isinstance(need, CacheWrite):
+    if isinstance(need, flow.CacheWrite):
         if site.cache is not None:
             cache_set(site.cache, need.key, need.data)
         return None
-    if isinstance(need, RecentChanges):
+    if isinstance(need, flow.RecentChanges):
         return recent_changes(need.sources, need.limit, need.since)
-    if isinstance(need, RenderFeed):
+    if isinstance(need, flow.RenderFeed):
         return need.render()
-    if isinstance(need, Fill):
+    if isinstance(need, flow.Fill):
         return _filled(need.spool, _written(need.writer()))
     return _opened(site, need.body)
 
@@ -164,7 +151,7 @@ def _filled(spool: Spool, chunks: Iterator[bytes]) -> Spool:
     return spool
 
 
-def _opened(site: Site[UrlSource], body: Body[UrlSource]) -> Opened | None:
+def _opened(site: Site[UrlSource], body: flow.Body[UrlSource]) -> flow.Opened | None:
     # The body started: its first chunk read (a failure before it raises here), or
     # read whole when it must carry its length.
     chunks = _written(body.writer())
@@ -174,12 +161,12 @@ def _opened(site: Site[UrlSource], body: Body[UrlSource]) -> Opened | None:
     if body.sized:
         spool = _filled(Spool("identity"), stream)
         spool.file.seek(0)
-        return Opened(spool.chunks(), spool.length)
+        return flow.Opened(spool.chunks(), spool.length)
     try:
         first = next(stream)
     except StaleValidatorsError:
         return None
-    return Opened(_chained(first, stream))
+    return flow.Opened(_chained(first, stream))
 
 
 def _delivered(chunks: Iterator[bytes], delivery: Delivery) -> Iterator[bytes]:

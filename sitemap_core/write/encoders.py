@@ -11,6 +11,7 @@ Escaping is done here and only here.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from functools import lru_cache
 
 from sitemap_core.errors import InvalidEntryError, SitemapError, SitemapTooLargeError
 from sitemap_core.limits import (
@@ -45,22 +46,16 @@ __all__ = [
 _XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
 
 
-_PRIORITY_TEXT: dict[float, str] = {}
-
-
+# A site uses few distinct priorities, and formatting one is a large part of writing
+# a <url> (benchmarks/README.md): remembered, on the project's one bounded memo.
+@lru_cache(maxsize=1024)
 def format_priority(priority: float) -> str:
     """Return ``priority`` as ``xsd:decimal`` text (``0.5``, ``1.0``, ``0.25``).
 
     Never exponent notation, which the schema rejects; at most six decimals.
     """
-    text = _PRIORITY_TEXT.get(priority)
-    if text is None:
-        text = f"{priority:.6f}".rstrip("0")
-        if text.endswith("."):
-            text += "0"
-        if len(_PRIORITY_TEXT) < 1024:  # a site uses few distinct priorities
-            _PRIORITY_TEXT[priority] = text
-    return text
+    text = f"{priority:.6f}".rstrip("0")
+    return text + "0" if text.endswith(".") else text
 
 
 def _url_elements(entries: Sequence[Entry], declared: int | None) -> tuple[str, int]:
@@ -71,7 +66,6 @@ def _url_elements(entries: Sequence[Entry], declared: int | None) -> tuple[str, 
     declares on ``<urlset>``) none does. One loop with the commonest shape written
     inline: the writer's hot path for sources that yield entries.
     """
-    priorities = _PRIORITY_TEXT
     words = _CHANGEFREQ_TEXT
     parts: list[str] = []
     append = parts.append
@@ -91,7 +85,7 @@ def _url_elements(entries: Sequence[Entry], declared: int | None) -> tuple[str, 
                 append(
                     f"<url><loc>{loc}</loc><lastmod>{lastmod}</lastmod>"
                     f"<changefreq>{words[changefreq]}</changefreq><priority>"
-                    f"{priorities.get(priority) or format_priority(priority)}</priority></url>\n"
+                    f"{format_priority(priority)}</priority></url>\n"
                 )
                 continue
             head, tail = "<url>", "</url>\n"
@@ -104,7 +98,7 @@ def _url_elements(entries: Sequence[Entry], declared: int | None) -> tuple[str, 
                 append(
                     f"{head}<loc>{loc}</loc><lastmod>{lastmod}</lastmod>"
                     f"<changefreq>{words[changefreq]}</changefreq><priority>"
-                    f"{priorities.get(priority) or format_priority(priority)}</priority>"
+                    f"{format_priority(priority)}</priority>"
                     f"{extra.xml}</url>\n"
                 )
                 continue
@@ -130,7 +124,6 @@ def _row_elements(rows: list[Row], origin: str | None, source: str) -> str:
     before a row outside ``origin``.
     """
     words = _CHANGEFREQ_TEXT
-    priorities = _PRIORITY_TEXT
     parts: list[str] = []
     append = parts.append
     misplaced: str | None = None
@@ -153,7 +146,7 @@ def _row_elements(rows: list[Row], origin: str | None, source: str) -> str:
             append(
                 f"<url><loc>{loc}</loc><lastmod>{lastmod}</lastmod>"
                 f"<changefreq>{words[changefreq]}</changefreq><priority>"
-                f"{priorities.get(priority) or format_priority(priority)}</priority></url>\n"
+                f"{format_priority(priority)}</priority></url>\n"
             )
             continue
         # Any other shape: each optional field that is there.

@@ -19,7 +19,6 @@ from sitemap_core import (
     escape,
 )
 from sitemap_core.limits import CHUNK_BYTES, MAX_SITEMAP_BYTES, MAX_URLS_PER_SITEMAP
-from sitemap_core.write import encoders as render
 from sitemap_core.write.encoders import SITEMAP_NS, encode_all, format_priority
 from tests.core.helpers import NS, SM, locs, parse, url
 
@@ -92,12 +91,9 @@ def test_index_loc_is_escaped_too() -> None:
         (0.3333333333, "0.333333"),
     ],
 )
-def test_priority_text_is_plain_decimal(
-    value: float, text: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # a fresh cache: what earlier tests formatted must not decide the text (see the xfail
-    # test below)
-    monkeypatch.setattr(render, "_PRIORITY_TEXT", {})
+def test_priority_text_is_plain_decimal(value: float, text: str) -> None:
+    # a fresh memo: what earlier tests formatted must not decide the text
+    format_priority.cache_clear()
     assert format_priority(value) == text
     assert format_priority(value) == text  # the cached answer is the same
     assert re.fullmatch(r"[0-9]+\.[0-9]+", text)
@@ -117,14 +113,14 @@ def test_priority_element_is_a_valid_decimal(value: float) -> None:
     validate(doc, profile="core")
 
 
-def test_priority_text_does_not_depend_on_history(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(render, "_PRIORITY_TEXT", {})
+def test_priority_text_does_not_depend_on_history() -> None:
+    format_priority.cache_clear()
     first = encode_all(UrlsetEncoder(), [Entry("https://example.com/", priority=0.0)])
     encode_all(UrlsetEncoder(), [Entry("https://example.com/", priority=-0.0)])
     assert b"<priority>-0.0</priority>" not in encode_all(
         UrlsetEncoder(), [Entry("https://example.com/", priority=-0.0)]
     )
-    monkeypatch.setattr(render, "_PRIORITY_TEXT", {})
+    format_priority.cache_clear()
     encode_all(UrlsetEncoder(), [Entry("https://example.com/", priority=-0.0)])
     again = encode_all(UrlsetEncoder(), [Entry("https://example.com/", priority=0.0)])
     assert again == first

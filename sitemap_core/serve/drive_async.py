@@ -243,16 +243,20 @@ async def _opened(
     # The body started: its first chunk read (a failure before it raises here), or
     # read whole when it must carry its length.
 
-    def render(runner: Runner) -> AsyncIterator[bytes]:
+    def coded(runner: Runner) -> AsyncIterator[bytes]:
         chunks = _written(body.writer(), runner)
-        if body.coding == "gzip":
-            chunks = agzip_chunks(chunks)
-        return _delivered(chunks, body.delivery(site), runner)
+        return agzip_chunks(chunks) if body.coding == "gzip" else chunks
+
+    def render(runner: Runner) -> AsyncIterator[bytes]:
+        return _delivered(coded(runner), body.delivery(site), runner)
 
     if body.sized:
-        spool = await _filled(Spool("identity"), render(runner))
+        # Read whole before the first byte: a failure is the front's 500, not a cut
+        # transfer, so only the replay is delivered (and kept for the cache).
+        spool = await _filled(Spool("identity"), coded(runner))
         spool.file.seek(0)
-        return flow.Opened(_replayed(spool.chunks()), spool.length)
+        replay = _replayed(spool.chunks())
+        return flow.Opened(_delivered(replay, body.delivery(site), runner), spool.length)
     try:
         if share is not None and body.key is not None:
             return flow.Opened(await share(body.key, render))

@@ -157,11 +157,13 @@ def _opened(site: Site[UrlSource], body: flow.Body[UrlSource]) -> flow.Opened | 
     chunks = _written(body.writer())
     if body.coding == "gzip":
         chunks = gzip_chunks(chunks)
-    stream = _delivered(chunks, body.delivery(site))
     if body.sized:
-        spool = _filled(Spool("identity"), stream)
+        # Read whole before the first byte: a failure is the front's 500, not a cut
+        # transfer, so only the replay is delivered (and kept for the cache).
+        spool = _filled(Spool("identity"), chunks)
         spool.file.seek(0)
-        return flow.Opened(spool.chunks(), spool.length)
+        return flow.Opened(_delivered(spool.chunks(), body.delivery(site)), spool.length)
+    stream = _delivered(chunks, body.delivery(site))
     try:
         first = next(stream)
     except StaleValidatorsError:

@@ -3,7 +3,8 @@
 from sitemap_core.sources.sql.sqlite import (
     SQLiteSource,
     install_change_log,
+    install_page_facts,
     install_version_triggers,
 )
 
-__all__ = ["SQLiteSource", "install_change_log", "install_version_triggers"]
+__all__ = ["SQLiteSource", "install_change_log", "install_page_facts", "install_version_triggers"]

@@ -29,7 +29,8 @@ class SourceFacts:
     """What one source said while its whole-source fingerprint was ``fingerprint``."""
 
     fingerprint: object
-    count: int
+    #: None for a source with stable pages, whose pages are remembered instead.
+    count: int | None
     #: Range facts asked meanwhile, by ``(kind, start, stop)``: ``"newest"`` lastmods
     #: and ``"fingerprint"`` values (unchanged while the whole source is).
     ranges: dict[tuple[str, int, int], object] = field(default_factory=dict)
@@ -53,15 +54,17 @@ class Known:
         facts = self._current(source, fingerprint)
         return None if facts is None else facts.count
 
-    def counted(self, source: str, fingerprint: object, count: int) -> None:
-        """``source`` counted ``count`` while its fingerprint was ``fingerprint``."""
+    def counted(self, source: str, fingerprint: object, count: int | None) -> None:
+        """``source`` counted ``count`` while its fingerprint was ``fingerprint`` (None:
+        it was not counted, but what it says of its ranges is remembered from now on)."""
         if fingerprint is None:
             return
         with self._lock:
             facts = self._facts.get(source)
-            if facts is None or facts.fingerprint != fingerprint or facts.count != count:
-                # A new version: replaced, not cleared, so that a request still on the
-                # old one cannot mix its facts into the new.
+            # A new version (or a new count under the same fingerprint): replaced, not
+            # cleared, so that a request still on the old one cannot mix its facts in.
+            fresh = facts is None or facts.fingerprint != fingerprint
+            if fresh or (count is not None and facts is not None and facts.count != count):
                 self._facts[source] = SourceFacts(fingerprint, count)
 
     def fact(

@@ -97,6 +97,9 @@ class Slice(Generic[S]):
         self.asked = stop + self.probe
         self.pulled = 0
         self.grew = False
+        stable = writer.plan.stable.get((source.name, start, stop))
+        #: How many entries the plan expects: a stable page's own count, else the range.
+        self.expected = stop - start if stable is None else stable.urls
         #: True once the entry past the end was seen: pull no more.
         self.done = False
 
@@ -128,7 +131,7 @@ class Slice(Generic[S]):
         """The slice is read: fewer entries than planned is an error, or, for a
         remembered document, a sign that its counts no longer hold."""
         if self.writer.check is None:
-            check_complete(self.source.name, self.start, self.stop, self.pulled)
+            check_complete(self.source.name, self.start, self.stop, self.pulled, self.expected)
         else:
             self.writer.check.sliced(self.stop - self.start, self.pulled, self.grew)
 

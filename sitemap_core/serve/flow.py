@@ -12,7 +12,8 @@ The path is one way::
 
     begin()      match, method, host, robots.txt, content coding     (no I/O)
     remembered   the answer kept under the sources' whole fingerprints
-    counts       source.count() for the sources the target needs
+    counts       source.count() for the sources the target needs (the stable pages
+                 of a source that keeps them: see sitemap_core.sources.pages)
     decide()     404, or the Plan of the document                     (no I/O)
     facts        source.fingerprint() / newest() for the plan's ranges
     prepare()    validators; 304 and HEAD answered here               (no I/O)
@@ -55,9 +56,10 @@ from sitemap_core.serve.recalled import (
     streams_recalled,
 )
 from sitemap_core.serve.request import Pending, begin, decide
-from sitemap_core.serve.site import Plan, S, Site
+from sitemap_core.serve.site import Plan, S, Site, Target
 from sitemap_core.serve.validators import Validators, digest_etag
 from sitemap_core.sources.base import WHOLE
+from sitemap_core.sources.pages import Page
 from sitemap_core.write.feed import ATOM_TYPE, render_feed
 
 __all__ = [
@@ -84,10 +86,11 @@ logger = logging.getLogger("sitemap_core")
 
 @dataclass(frozen=True)
 class Fact(Generic[S]):
-    """``source.count()``, or ``source.fingerprint(start, stop)`` / ``newest(...)``."""
+    """``source.count()``, or ``source.fingerprint(start, stop)`` / ``newest(...)`` /
+    ``pages(first, stop)`` (the stable pages numbered ``[first, stop)``)."""
 
     source: S
-    kind: Literal["count", "fingerprint", "newest"]
+    kind: Literal["count", "fingerprint", "newest", "pages"]
     start: int = 0
     stop: int = 0
 
@@ -249,11 +252,12 @@ def _document(
     answer: Answer | None,
 ) -> Flow:
     # After what was remembered: count, plan, facts, validators, then the body.
+    stable: dict[str, list[Page]] = {}
     if step.target.kind == "robots":
-        counts = yield from _robots_counts(site, step.sources)
+        counts = yield from _robots_counts(site, step.sources, stable)
     else:
-        counts = yield from _counts(site, step.sources, whole)
-    plan = decide(site, step, counts)
+        counts = yield from _counts(site, step.sources, whole, stable, _numbers(step.target))
+    plan = decide(site, step, counts, stable)
     if isinstance(plan, Reply):
         return plan
     facts = yield from _facts(site, whole, plan)
@@ -282,12 +286,34 @@ def _whole_fingerprints(sources: Sequence[S], whole: dict[str, object]) -> Flow:
             whole[source.name] = yield Fact(source, "fingerprint", 0, WHOLE)
 
 
-def _counts(site: Site[S], sources: Sequence[S], whole: dict[str, object]) -> Flow:
+def _numbers(target: Target) -> tuple[int, int]:
+    # The stable page numbers a target needs: its own for a page (but for its HTML
+    # view, which links to its neighbours), else all.
+    if target.kind == "page" and target.fmt != "html":
+        return target.page, target.page + 1
+    return 1, WHOLE
+
+
+def _counts(
+    site: Site[S],
+    sources: Sequence[S],
+    whole: dict[str, object],
+    stable: dict[str, list[Page]],
+    numbers: tuple[int, int] = (1, WHOLE),
+) -> Flow:
     # The sources' counts, remembered under their whole-source fingerprints (see
-    # sitemap_core.memory.known).
+    # sitemap_core.memory.known). A source with stable pages gives its pages numbered
+    # ``numbers`` instead (into ``stable``), and counts what they list.
     yield from _whole_fingerprints(sources, whole)
     counts: dict[str, int] = {}
     for source in sources:
+        if source.limits.stable:
+            site.known.counted(source.name, whole[source.name], None)
+            pages = yield from _known(site, whole, source, "pages", *numbers)
+            site.check_stable(source.name, pages)
+            stable[source.name] = pages
+            counts[source.name] = sum(page.urls for page in pages)
+            continue
         fingerprint = whole[source.name]
         count = site.known.count(source.name, fingerprint)
         if count is None:
@@ -297,12 +323,12 @@ def _counts(site: Site[S], sources: Sequence[S], whole: dict[str, object]) -> Fl
     return counts
 
 
-def _robots_counts(site: Site[S], sources: Sequence[S]) -> Flow:
+def _robots_counts(site: Site[S], sources: Sequence[S], stable: dict[str, list[Page]]) -> Flow:
     # The counts robots.txt needs, or None (logged) when a source fails to count:
     # crawlers read a failing robots.txt as "disallow everything", which costs far
     # more than a missing index part.
     try:
-        return (yield from _counts(site, sources, {}))
+        return (yield from _counts(site, sources, {}, stable))
     except Exception:
         logger.exception("counting the sources for robots.txt failed; listing /sitemap.xml only")
         return None
@@ -314,8 +340,9 @@ def index_parts(site: Site[S], base: BaseURL) -> Flow:
     Asked of an app's own robots.txt, outside :func:`serve` (each driver runs it in a
     request scope of its own).
     """
-    counts = yield from _robots_counts(site, list(site.sources.values()))
-    return 1 if counts is None else site.index_parts(counts, base)
+    stable: dict[str, list[Page]] = {}
+    counts = yield from _robots_counts(site, list(site.sources.values()), stable)
+    return 1 if counts is None else site.index_parts(counts, base, stable)
 
 
 def _facts(site: Site[S], whole: Mapping[str, object], plan: Plan[S]) -> Flow:
@@ -323,6 +350,11 @@ def _facts(site: Site[S], whole: Mapping[str, object], plan: Plan[S]) -> Flow:
     fingerprints: list[object | None] = []
     newest: list[str | None] = []
     for source, start, stop in plan.ranges():
+        page = plan.stable.get((source.name, start, stop))
+        if page is not None:  # the database keeps a stable page's facts
+            fingerprints.append(page.version)
+            newest.append(page.lastmod)
+            continue
         if plan.kind != "index":  # an index is known from its children alone
             fingerprints.append(
                 (yield from _known(site, whole, source, "fingerprint", start, stop))
@@ -335,7 +367,7 @@ def _known(
     site: Site[S],
     whole: Mapping[str, object],
     source: S,
-    kind: Literal["fingerprint", "newest"],
+    kind: Literal["fingerprint", "newest", "pages"],
     start: int,
     stop: int,
 ) -> Flow:

@@ -26,6 +26,7 @@ def recallable(plan: Plan[S]) -> bool:
     return (
         plan.kind != "index"
         and plan.view is None
+        and not plan.stable  # known from the database, and absent from remembered counts
         and not any(source.limits.news for source, _, _ in plan.slices)
     )
 

@@ -23,7 +23,7 @@ from sitemap_core.serve.http import (
     plain_text,
 )
 from sitemap_core.serve.indexnow_key import key_file_body
-from sitemap_core.serve.site import Plan, S, Site, Target
+from sitemap_core.serve.site import NO_STABLE_PAGES, Plan, S, Site, Stable, Target
 from sitemap_core.serve.validators import (
     Validators,
     digest_etag,
@@ -279,19 +279,25 @@ def begin(
     return Pending(target, base, head, site.sources_to_count(target), coding, request, sized)
 
 
-def decide(site: Site[S], pending: Pending[S], counts: Mapping[str, int] | None) -> Reply | Plan[S]:
+def decide(
+    site: Site[S],
+    pending: Pending[S],
+    counts: Mapping[str, int] | None,
+    stable: Stable = NO_STABLE_PAGES,
+) -> Reply | Plan[S]:
     """After counting: robots.txt, a 404, or the plan of the document.
 
     ``counts`` is None only for robots.txt when counting failed (see
-    :func:`robots_counts`): it then lists ``/sitemap.xml`` alone.
+    :func:`robots_counts`): it then lists ``/sitemap.xml`` alone. ``stable`` holds the
+    pages of the sources that keep stable pages (see :meth:`Site.plan`).
     """
     if pending.target.kind == "robots":
-        parts = 1 if counts is None else site.index_parts(counts, pending.base)
+        parts = 1 if counts is None else site.index_parts(counts, pending.base, stable)
         return text_reply(
             site.robots(pending.base, parts), pending.request, pending.head, site.cache_control
         )
     assert counts is not None
-    plan = site.plan(pending.target, counts, pending.base)
+    plan = site.plan(pending.target, counts, pending.base, stable)
     if plan is None:
         return not_found(pending.head)
     return plan

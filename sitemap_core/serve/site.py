@@ -9,7 +9,8 @@ Paths (relative to where the site is mounted):
 * ``/robots.txt``
 * ``/sitemap.xml`` (``/sitemap.txt``): every entry in one file while the site fits
   one page, otherwise (XML only) a ``<sitemapindex>`` of the child pages;
-* ``/sitemap-<source>-<n>.xml`` (``.txt``): page ``n`` (1-based) of one source;
+* ``/sitemap-<source>-<n>.xml`` (``.txt``): page ``n`` (1-based) of one source (by
+  rank, or a stable page the source keeps: see :mod:`sitemap_core.sources.pages`);
 * ``/sitemap-index-<n>.xml`` (n >= 2): part ``n`` of an index too long for one file
   (more than 50,000 children); ``/sitemap.xml`` is part 1, and robots.txt lists all;
 * each of the ``.xml`` paths with ``.html``: the same document as a web page for
@@ -24,7 +25,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Generic, Literal, Protocol, TypeVar
+from typing import Generic, Literal, Protocol, TypeAlias, TypeVar
 
 from sitemap_core.errors import ConfigurationError, InvalidEntryError
 from sitemap_core.limits import (
@@ -44,6 +45,7 @@ from sitemap_core.serve.answers import Answers
 from sitemap_core.serve.http import HTML, TEXT, XML
 from sitemap_core.serve.indexnow_key import check_key, key_file_path
 from sitemap_core.sources.base import BATCH_SIZE, Limits, check_name
+from sitemap_core.sources.pages import Page, ranked_page
 from sitemap_core.write.encoders import DocumentEncoder, IndexEncoder, TextEncoder, UrlsetEncoder
 from sitemap_core.write.feed import (
     DEFAULT_FEED_SIZE,
@@ -61,9 +63,11 @@ from sitemap_core.write.robots import (
 __all__ = [
     "BATCH_SIZE",
     "DEFAULT_CACHE_CONTROL",
+    "NO_STABLE_PAGES",
     "Named",
     "Plan",
     "Site",
+    "Stable",
     "Target",
     "check_complete",
     "check_extra_sitemaps",
@@ -75,6 +79,11 @@ __all__ = [
 logger = logging.getLogger("sitemap_core")
 
 Format = Literal["xml", "txt", "html", "atom"]
+
+#: The stable pages of a request's sources, by source name (see :meth:`Site.plan`).
+Stable: TypeAlias = Mapping[str, Sequence[Page]]
+
+NO_STABLE_PAGES: Stable = {}
 
 ROBOTS_PATH = "/robots.txt"
 _ROOT = re.compile(r"/sitemap\.(xml|txt|html)(\.gz)?")
@@ -148,6 +157,9 @@ class Plan(Generic[S]):
     slices: list[tuple[S, int, int]] = field(default_factory=list)
     #: For an index: each child page's range and URL (lastmods come in :meth:`settle`).
     child_ranges: list[tuple[S, int, int, str]] = field(default_factory=list)
+    #: The stable pages among the ranges, by ``(source name, start, stop)``: their
+    #: version and lastmod are known, and how many entries each lists.
+    stable: dict[tuple[str, int, int], Page] = field(default_factory=dict)
     children: list[Entry] = field(default_factory=list)
     #: Every loc must start with this (the base URL and "/"), or None to allow any.
     origin: str | None = None
@@ -333,6 +345,24 @@ class Site(Generic[S]):
             size = min(size, (MAX_SITEMAP_BYTES - DOCUMENT_OVERHEAD) // limits.max_entry_bytes)
         return size
 
+    def check_stable(self, source: str, pages: Sequence[Page]) -> None:
+        """Refuse stable pages wider than a page of ``source`` may be.
+
+        A stable page holds every key of its window, so a window wider than the
+        entries one page may list (the site's ``page_size``, 1,000 for news, the bound
+        of ``max_entry_bytes``) could pass the limits as rows arrive: a setting to
+        change (:class:`ConfigurationError`), never a page over the limits.
+        """
+        most = self.entries_per_page(source)
+        for page in pages:
+            if page.stop - page.start > most:
+                raise ConfigurationError(
+                    f"the stable pages of source {source!r} span {page.stop - page.start:,}"
+                    f" keys, but one page of it lists at most {most:,} URLs (page_size,"
+                    " news, max_entry_bytes): install its page facts again with page_width"
+                    f" at most {most:,}"
+                )
+
     def pages(self, count: int, source: str | None = None) -> int:
         """How many child pages hold ``count`` entries (of ``source``)."""
         size = self.page_size if source is None else self.entries_per_page(source)
@@ -379,70 +409,136 @@ class Site(Generic[S]):
         longest = _INDEX_ITEM_OVERHEAD + len(escape_uri(base.url))
         return min(self.index_size, (MAX_SITEMAP_BYTES - DOCUMENT_OVERHEAD) // longest)
 
-    def index_parts(self, counts: Mapping[str, int], base: BaseURL) -> int:
+    def index_parts(
+        self, counts: Mapping[str, int], base: BaseURL, stable: Stable = NO_STABLE_PAGES
+    ) -> int:
         """How many files the index of ``counts`` needs (1 when it fits in one, or when
         the site needs no index at all)."""
         if self._fits_one_file(counts):
             return 1
-        children = sum(self.pages(counts[name], name) for name in self.sources)
+        children = sum(
+            len(stable[name]) if name in stable else self.pages(counts[name], name)
+            for name in self.sources
+        )
         return max(1, -(-children // self.index_capacity(base)))
 
-    def plan(self, target: Target, counts: Mapping[str, int], base: BaseURL) -> Plan[S] | None:
-        """Decide the document for ``target``; None means 404 (nothing there)."""
+    def layout(self, name: str, counts: Mapping[str, int], stable: Stable) -> Sequence[Page]:
+        """Every child page of source ``name``: its stable pages, or its ranks."""
+        if name in stable:
+            return stable[name]
+        size = self.entries_per_page(name)
+        return [
+            ranked_page(size, number, counts[name])
+            for number in range(1, self.pages(counts[name], name) + 1)
+        ]
+
+    def plan(
+        self,
+        target: Target,
+        counts: Mapping[str, int],
+        base: BaseURL,
+        stable: Stable = NO_STABLE_PAGES,
+    ) -> Plan[S] | None:
+        """Decide the document for ``target``; None means 404 (nothing there).
+
+        ``stable`` holds the pages of the sources with stable pages (all of them, or
+        for a page of one such source, that page if it lists anything).
+        """
         if target.kind == "page":
-            return self._page_plan(target, counts, base)
+            return self._page_plan(target, counts, base, stable)
         if target.kind not in ("root", "index"):
             return None
         total = sum(counts[name] for name in self.sources)
         if total == 0:
             return None  # an empty <urlset> fails the schema: nothing to serve
         if self._fits_one_file(counts):
-            return self._single_plan(target, counts, base, total) if target.kind == "root" else None
+            if target.kind != "root":
+                return None
+            return self._single_plan(target, counts, base, total, stable)
         if target.fmt == "txt":
             return None  # text sitemaps have no index form; the pages are listed in XML
-        return self._index_plan(target, counts, base, total)
+        return self._index_plan(target, counts, base, total, stable)
 
     def _origin(self, base: BaseURL) -> str | None:
         # What every loc must start with (see Plan.origin).
         return base.prefix if self.same_host_only else None
 
     def _page_plan(
-        self, target: Target, counts: Mapping[str, int], base: BaseURL
+        self, target: Target, counts: Mapping[str, int], base: BaseURL, stable: Stable
     ) -> Plan[S] | None:
-        # Page N of one source: None past its last page.
+        # Page N of one source: None past its last page, or a stable page that lists
+        # nothing (deleted, or never there).
         source = self.sources.get(target.source)
         if source is None:
             return None
-        pages = self.pages(counts[source.name], source.name)
-        if not 1 <= target.page <= pages:
-            return None
-        size = self.entries_per_page(source.name)
-        start, stop = _page_slice(size, target.page, counts[source.name])
-        view = None
+        name = source.name
         if target.fmt == "html":
-            view = self._page_view(target, pages, start, stop, counts)
-        slices = [(source, start, stop)]
-        return Plan[S](_urlset_kind(target), slices, origin=self._origin(base), view=view)
+            layout = self.layout(name, counts, stable)
+            at = next((i for i, page in enumerate(layout) if page.number == target.page), None)
+            if at is None:
+                return None
+            page, view = layout[at], self._page_view(name, layout, at, counts[name])
+        else:
+            found = self._page(name, target.page, counts, stable)
+            if found is None:
+                return None
+            page, view = found, None
+        plan = Plan[S](
+            _urlset_kind(target),
+            [(source, page.start, page.stop)],
+            origin=self._origin(base),
+            view=view,
+        )
+        return _with_stable(plan, name, [page], stable)
+
+    def _page(
+        self, name: str, number: int, counts: Mapping[str, int], stable: Stable
+    ) -> Page | None:
+        # Page ``number`` of source ``name``, or None when it lists nothing.
+        if name in stable:
+            return next((page for page in stable[name] if page.number == number), None)
+        if not 1 <= number <= self.pages(counts[name], name):
+            return None
+        return ranked_page(self.entries_per_page(name), number, counts[name])
 
     def _single_plan(
-        self, target: Target, counts: Mapping[str, int], base: BaseURL, total: int
+        self,
+        target: Target,
+        counts: Mapping[str, int],
+        base: BaseURL,
+        total: int,
+        stable: Stable,
     ) -> Plan[S]:
-        # The whole site in /sitemap.xml: every source's entries, one after the other.
-        slices = [(self.sources[name], 0, n) for name, n in counts.items() if n]
+        # The whole site in /sitemap.xml: every source's entries, one after the other
+        # (a source with stable pages, page after page).
+        slices = []
+        for name, count in counts.items():
+            if name in stable:
+                slices += [(self.sources[name], p.start, p.stop) for p in stable[name]]
+            elif count:
+                slices.append((self.sources[name], 0, count))
         view = None
         if target.fmt == "html":
             summary = f"{total:,} URLs in one sitemap"
             links = [("XML", _sibling("/sitemap.xml"))]
             view = HtmlView(f"Sitemap of {base.url}", summary, links, feed=self._feed_link())
-        return Plan[S](_urlset_kind(target), slices, origin=self._origin(base), view=view)
+        plan = Plan[S](_urlset_kind(target), slices, origin=self._origin(base), view=view)
+        for name, pages in stable.items():
+            _with_stable(plan, name, pages, stable)
+        return plan
 
     def _index_plan(
-        self, target: Target, counts: Mapping[str, int], base: BaseURL, total: int
+        self,
+        target: Target,
+        counts: Mapping[str, int],
+        base: BaseURL,
+        total: int,
+        stable: Stable,
     ) -> Plan[S] | None:
         # Above the capacity the index is split: part 1 at /sitemap.xml, part N at
         # /sitemap-index-N.xml, each a full index file; robots.txt lists them all
         # (indexes of indexes are not part of the protocol).
-        child_ranges = self._child_ranges(counts, base, target.fmt == "html")
+        child_ranges = self._child_ranges(counts, base, target.fmt == "html", stable)
         capacity = self.index_capacity(base)
         number = 1 if target.kind == "root" else target.page
         part = child_ranges[(number - 1) * capacity : number * capacity]
@@ -453,20 +549,21 @@ class Site(Generic[S]):
             parts = -(-len(child_ranges) // capacity)
             summary = f"{len(child_ranges):,} sitemaps listing {total:,} URLs"
             view = self._index_view(base, number, parts, summary, (number - 1) * capacity + 1)
-        return Plan[S]("index", child_ranges=part, view=view)
+        plan = Plan[S]("index", child_ranges=part, view=view)
+        for name, pages in stable.items():
+            _with_stable(plan, name, pages, stable)
+        return plan
 
     def _child_ranges(
-        self, counts: Mapping[str, int], base: BaseURL, html: bool
+        self, counts: Mapping[str, int], base: BaseURL, html: bool, stable: Stable
     ) -> list[tuple[S, int, int, str]]:
         # Every child page of the index: its source, its range and its URL.
         fmt: Format = "html" if html else "xml"
-        children = []
-        for name, source in self.sources.items():
-            size = self.entries_per_page(name)
-            for number in range(1, self.pages(counts[name], name) + 1):
-                start, stop = _page_slice(size, number, counts[name])
-                children.append((source, start, stop, base.join(self.page_path(name, number, fmt))))
-        return children
+        return [
+            (source, page.start, page.stop, base.join(self.page_path(name, page.number, fmt)))
+            for name, source in self.sources.items()
+            for page in self.layout(name, counts, stable)
+        ]
 
     def _index_view(
         self, base: BaseURL, number: int, parts: int, summary: str, first: int
@@ -482,33 +579,31 @@ class Site(Generic[S]):
             links.append(("Next part", _sibling(index_part_path(number + 1, "html"))))
         return HtmlView(title, summary, links, first, self._feed_link())
 
-    def _page_view(
-        self,
-        target: Target,
-        pages: int,
-        start: int,
-        stop: int,
-        counts: Mapping[str, int],
-    ) -> HtmlView:
-        name, number = target.source, target.page
+    def _page_view(self, name: str, layout: Sequence[Page], at: int, total: int) -> HtmlView:
+        # The HTML view of page ``layout[at]`` of source ``name``: its title, its place
+        # among the source's URLs, and links to its neighbours.
+        number = layout[at].number
         links = [
             ("Index", _sibling("/sitemap.html")),
             ("XML", _sibling(self.page_path(name, number))),
         ]
-        if number > 1:
-            links.append(("Previous page", _sibling(self.page_path(name, number - 1, "html"))))
-        if number < pages:
-            links.append(("Next page", _sibling(self.page_path(name, number + 1, "html"))))
-        title = f"Sitemap: {name}, page {number} of {pages}"
-        summary = f"URLs {start + 1:,} to {stop:,} of {counts[name]:,}"
-        return HtmlView(title, summary, links, start + 1, self._feed_link())
+        if at > 0:
+            previous = layout[at - 1].number
+            links.append(("Previous page", _sibling(self.page_path(name, previous, "html"))))
+        if at + 1 < len(layout):
+            following = layout[at + 1].number
+            links.append(("Next page", _sibling(self.page_path(name, following, "html"))))
+        title = f"Sitemap: {name}, page {number} of {layout[-1].number}"
+        first = sum(page.urls for page in layout[:at]) + 1
+        summary = f"URLs {first:,} to {first + layout[at].urls - 1:,} of {total:,}"
+        return HtmlView(title, summary, links, first, self._feed_link())
 
 
-def _page_slice(size: int, number: int, count: int) -> tuple[int, int]:
-    # The entries [start, stop) of page ``number`` of a source of ``count`` entries,
-    # ``size`` a page.
-    start = (number - 1) * size
-    return start, min(start + size, count)
+def _with_stable(plan: Plan[S], name: str, pages: Sequence[Page], stable: Stable) -> Plan[S]:
+    # Note the stable pages of source ``name`` among the plan's ranges.
+    if name in stable:
+        plan.stable.update({(name, page.start, page.stop): page for page in pages})
+    return plan
 
 
 def _urlset_kind(target: Target) -> Literal["urlset", "text"]:
@@ -576,17 +671,17 @@ def _format(extension: str) -> Format:
     return "html" if extension == "html" else "xml"
 
 
-def check_complete(source: str, start: int, stop: int, pulled: int) -> None:
+def check_complete(source: str, start: int, stop: int, pulled: int, expected: int) -> None:
     """Log a source that gave fewer entries for ``[start, stop)`` than it counted."""
     # A source that yields fewer entries than it counted (rows deleted between the
     # count and the read, a wrong count=) would otherwise end the page early without a
     # word; the document stays valid, so it is logged rather than cut.
-    if pulled < stop - start:
+    if pulled < expected:
         logger.warning(
             "source %r gave %d entries for [%d, %d) where its count promised %d",
             source,
             pulled,
             start,
             stop,
-            stop - start,
+            expected,
         )

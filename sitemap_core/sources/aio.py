@@ -16,6 +16,7 @@ from collections.abc import (
     Iterable,
     Iterator,
 )
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
@@ -36,6 +37,7 @@ from sitemap_core.sources.base import (
     recent_lister,
 )
 from sitemap_core.sources.newsroom import news_epoch
+from sitemap_core.sources.pages import Page
 
 __all__ = [
     "THREAD_BATCHES",
@@ -196,6 +198,7 @@ class AsyncUrlSource:
                 **facts,
             )
         sync = UrlSource.from_object(name, obj, recent=recent)
+        facts["limits"] = replace(facts["limits"], stable=sync.limits.stable)
         return cls(
             name,
             counter or (lambda runner: runner.run_sync(sync.count)),
@@ -232,6 +235,14 @@ class AsyncUrlSource:
             return None
         value = await self._newest(runner, start, stop)
         return None if value is None else normalise_lastmod(value)
+
+    async def pages(self, runner: Runner, first: int, stop: int) -> list[Page]:
+        """As :meth:`UrlSource.pages <sitemap_core.sources.base.UrlSource.pages>`, asked
+        in a worker thread (the SQL sources with stable pages are sync)."""
+        threaded = self.threaded
+        if threaded is None:
+            raise ConfigurationError(f"source {self.name!r} has no stable pages")
+        return await runner.run_sync(lambda: threaded.pages(first, stop))
 
     async def recent(
         self, runner: Runner, limit: int, since: datetime | None = None

@@ -34,6 +34,7 @@ from sitemap_core.model.entries import Entry, normalise_lastmod
 from sitemap_core.model.recent import NewestEntries, Recent, merge_recent
 from sitemap_core.model.rows import Row, RowBatch, entry_from_row
 from sitemap_core.sources.newsroom import news_epoch
+from sitemap_core.sources.pages import Page, checked_pages
 
 __all__ = [
     "BATCH_SIZE",
@@ -83,11 +84,15 @@ class Limits:
 
     ``news`` makes the source a news section (see :mod:`sitemap_core.sources.newsroom`): at
     most 1,000 entries a page, each with ``news=`` and of the last two days.
+
+    ``stable`` marks a source that decides its own pages, which keep their URLs (see
+    :mod:`sitemap_core.sources.pages`): set for an object with ``stable_pages()``.
     """
 
     page_size: int | None = None
     max_entry_bytes: int | None = None
     news: bool = False
+    stable: bool = False
 
     def __post_init__(self) -> None:
         if self.page_size is not None and (
@@ -193,6 +198,7 @@ class UrlSource:
         newest: RangeFact | None = None,
         limits: Limits | None = None,
         recent: Callable[[int], Iterable[Item] | None] | None = None,
+        pages: Callable[[int, int], Iterable[Page]] | None = None,
     ) -> None:
         self.name = name
         self._count = count
@@ -200,7 +206,8 @@ class UrlSource:
         self._fingerprint = fingerprint
         self._newest = newest
         self._recent = recent
-        self.limits = limits or Limits()
+        self._pages = pages
+        self.limits = limits or Limits(stable=pages is not None)
 
     @classmethod
     def from_object(
@@ -230,12 +237,22 @@ class UrlSource:
         check_name(name)
         if count is not None and not callable(count):
             raise ConfigurationError(f"count= of source {name!r} must be a callable")
+        stable = stable_pages(name, obj)
         facts: dict[str, Any] = {
             "fingerprint": range_fact(name, "fingerprint", fingerprint, obj),
             "newest": range_fact(name, "newest", newest, obj),
-            "limits": Limits(page_size, max_entry_bytes, news),
+            "limits": Limits(page_size, max_entry_bytes, news, stable is not None),
             "recent": recent_lister(name, recent, obj),
         }
+        if stable is not None:
+            stable_source = obj
+            return cls(
+                name,
+                count or (lambda: len(stable_source)),
+                stable_source.stable_items,
+                pages=stable,
+                **facts,
+            )
         if isinstance(obj, Sliceable) and not isinstance(obj, str | bytes):
             sliceable = obj
             return cls(
@@ -299,6 +316,14 @@ class UrlSource:
         value = self._newest(start, stop)
         return None if value is None else normalise_lastmod(value)
 
+    def pages(self, first: int, stop: int) -> list[Page]:
+        """The source's stable pages numbered ``[first, stop)`` that list entries, in
+        order: one small query of the facts its database keeps (see
+        :mod:`sitemap_core.sources.pages`). Only for a source with ``limits.stable``."""
+        if self._pages is None:
+            raise ConfigurationError(f"source {self.name!r} has no stable pages")
+        return checked_pages(self._pages(first, stop), self.name, first, stop)
+
     def recent(self, limit: int, since: datetime | None = None) -> list[Recent]:
         """The source's ``limit`` most recently changed dated entries (changed after
         ``since``), newest first, for the feed of recent changes.
@@ -351,6 +376,26 @@ def recent_lister(
         return given
     method = getattr(obj, "recent", None)
     return method if callable(method) and not inspect.isclass(obj) else None
+
+
+def stable_pages(name: str, obj: object) -> Callable[[int, int], Iterable[Page]] | None:
+    """The object's ``stable_pages`` method when it has stable pages, else None.
+
+    Such an object also needs ``stable_items(start, stop)`` and ``len()``: refused at
+    registration (:class:`ConfigurationError`) without them.
+    """
+    method = getattr(obj, "stable_pages", None)
+    if method is None or inspect.isclass(obj):
+        return None
+    if not (callable(method) and callable(getattr(obj, "stable_items", None))):
+        raise ConfigurationError(
+            f"source {name!r} has stable_pages but no stable_items(start, stop) to read"
+            " a page's items"
+        )
+    if not isinstance(obj, Sized):
+        raise ConfigurationError(f"source {name!r} has stable pages but no len()")
+    pages: Callable[[int, int], Iterable[Page]] = method
+    return pages
 
 
 def range_fact(

@@ -127,7 +127,6 @@ database) look like this::
 from __future__ import annotations
 
 import os
-import re
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -136,28 +135,19 @@ from typing import Any, Literal
 
 from sitemap_core.errors import ConfigurationError
 from sitemap_core.sources.base import WHOLE, Item
+from sitemap_core.sources.pages import Page
+from sitemap_core.sources.sql.names import IDENTIFIER, quoted
+from sitemap_core.sources.sql.sqlite_pages import PageFacts, install_page_facts, unique_besides
 
-__all__ = ["IDENTIFIER", "SQLiteSource", "install_change_log", "install_version_triggers"]
-
-#: What an interpolated SQL identifier may look like: no quotes, spaces or dots, so
-#: nothing a caller passes can change the statement's shape.
-IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+__all__ = [
+    "IDENTIFIER",
+    "SQLiteSource",
+    "install_change_log",
+    "install_page_facts",
+    "install_version_triggers",
+]
 
 Mode = Literal["offset", "seek"]
-
-
-def _ident(kind: str, name: object) -> str:
-    """Return ``name`` double-quoted if it is a plain identifier, else raise.
-
-    Quoting on top of the check also lets columns named like keywords (``order``)
-    work; the check keeps the quotes from ever being closed by the name itself.
-    """
-    if not isinstance(name, str) or not IDENTIFIER.fullmatch(name):
-        raise ConfigurationError(
-            f"{kind} {name!r} is not a plain SQL identifier ([A-Za-z_][A-Za-z0-9_]*);"
-            " it is interpolated into SQL, so nothing else is accepted"
-        )
-    return f'"{name}"'
 
 
 def install_version_triggers(conn: sqlite3.Connection, table: str, version_table: str) -> None:
@@ -170,7 +160,7 @@ def install_version_triggers(conn: sqlite3.Connection, table: str, version_table
 
     Install it after a bulk load if the load should not pay one trigger per row.
     """
-    source, version = _ident("table", table), _ident("version_table", version_table)
+    source, version = quoted("table", table), quoted("version_table", version_table)
     # Trigger names are derived from both tables, so two sources can version the same
     # table in different version tables without clashing.
     prefix = f"{table}_{version_table}"
@@ -179,7 +169,7 @@ def install_version_triggers(conn: sqlite3.Connection, table: str, version_table
         f"INSERT INTO {version} (version) SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM {version})"
     )
     for event in ("INSERT", "UPDATE", "DELETE"):
-        trigger = _ident("trigger", f"{prefix}_{event.lower()}")
+        trigger = quoted("trigger", f"{prefix}_{event.lower()}")
         conn.execute(
             f"CREATE TRIGGER IF NOT EXISTS {trigger} AFTER {event} ON {source}"
             f" BEGIN UPDATE {version} SET version = version + 1; END"
@@ -208,21 +198,18 @@ def install_change_log(conn: sqlite3.Connection, table: str, key: str, log_table
     The log grows by a row per change. Prune it now and then (``DELETE FROM log WHERE
     id < ...``); a source that remembered a pruned version just recomputes everything.
     """
-    source, log = _ident("table", table), _ident("log_table", log_table)
-    column = _ident("key", key)
+    source, log = quoted("table", table), quoted("log_table", log_table)
+    column = quoted("key", key)
     prefix = f"{table}_{log_table}"
     # REPLACE on a clash with another unique column deletes that row without firing
     # DELETE triggers (unless recursive_triggers is on): the log would miss it.
-    for index, unique in conn.execute('SELECT name, "unique" FROM pragma_index_list(?)', (table,)):
-        columns = [
-            row[0] for row in conn.execute("SELECT name FROM pragma_index_info(?)", (index,))
-        ]
-        if unique and columns != [key]:
-            raise ConfigurationError(
-                f"table {table!r} has a unique index on {columns}: INSERT OR REPLACE there"
-                " deletes rows without a DELETE trigger, so a change log would miss them;"
-                " use install_version_triggers() (version_table=) instead"
-            )
+    columns = unique_besides(conn, table, key)
+    if columns is not None:
+        raise ConfigurationError(
+            f"table {table!r} has a unique index on {columns}: INSERT OR REPLACE there"
+            " deletes rows without a DELETE trigger, so a change log would miss them;"
+            " use install_version_triggers() (version_table=) instead"
+        )
     # An INTEGER PRIMARY KEY is the rowid, unique without an index pragma_index_list
     # shows: a REPLACE clashing there deletes a row without a DELETE trigger too.
     primary = [
@@ -250,11 +237,11 @@ def install_change_log(conn: sqlite3.Connection, table: str, key: str, log_table
     )
     # A page's fingerprint is the last change logged in its range of keys: one index
     # range read (see SQLiteSource.fingerprint).
-    index = _ident("index", f"{log_table}_key")
+    index = quoted("index", f"{log_table}_key")
     conn.execute(f"CREATE INDEX IF NOT EXISTS {index} ON {log} (key, id)")
     rows = {"INSERT": ("NEW",), "UPDATE": ("OLD", "NEW"), "DELETE": ("OLD",)}
     for event, images in rows.items():
-        trigger = _ident("trigger", f"{prefix}_{event.lower()}")
+        trigger = quoted("trigger", f"{prefix}_{event.lower()}")
         body = " ".join(f"INSERT INTO {log} (key) VALUES ({image}.{column});" for image in images)
         conn.execute(
             f"CREATE TRIGGER IF NOT EXISTS {trigger} AFTER {event} ON {source} BEGIN {body} END"
@@ -311,6 +298,7 @@ class SQLiteSource:
         version_table: str | None = None,
         change_log: str | None = None,
         row_factory: Callable[[sqlite3.Cursor, tuple[Any, ...]], Any] | None = sqlite3.Row,
+        page_facts: str | None = None,
     ) -> None:
         if not callable(connect) or not callable(build):
             raise ConfigurationError("connect and build must be callables")
@@ -320,8 +308,13 @@ class SQLiteSource:
             raise ConfigurationError("columns must be a non-empty sequence of column names")
         if where is not None and (not isinstance(where, str) or not where.strip()):
             raise ConfigurationError("where must be a non-empty SQL condition or None")
-        if version_table is not None and change_log is not None:
-            raise ConfigurationError("give version_table or change_log, not both")
+        if sum(name is not None for name in (version_table, change_log, page_facts)) > 1:
+            raise ConfigurationError("give one of version_table, change_log and page_facts")
+        if page_facts is not None and where is not None:
+            raise ConfigurationError(
+                "page_facts count every row of the table: a where= filter is not supported"
+                " with them (list a view's rows instead, or leave page_facts out)"
+            )
         self._connect = connect
         self._build = build
         if row_factory is not None and not callable(row_factory):
@@ -329,15 +322,15 @@ class SQLiteSource:
         self._row_factory = row_factory
         self.mode: Mode = mode
         self._params = tuple(where_params)
-        t, k = _ident("table", table), _ident("key", key)
-        selected = ", ".join(_ident("column", column) for column in columns)
-        lm = None if lastmod is None else _ident("lastmod", lastmod)
+        t, k = quoted("table", table), quoted("key", key)
+        selected = ", ".join(quoted("column", column) for column in columns)
+        lm = None if lastmod is None else quoted("lastmod", lastmod)
         self._version_sql: str | None = None
         self._changes_sql: str | None = None
         if version_table is not None:
-            self._version_sql = f"SELECT version FROM {_ident('version_table', version_table)}"
+            self._version_sql = f"SELECT version FROM {quoted('version_table', version_table)}"
         elif change_log is not None:
-            log = _ident("change_log", change_log)
+            log = quoted("change_log", change_log)
             # The AUTOINCREMENT counter: monotonic, and still there once the log is
             # pruned (names compare case-insensitively in SQL). Without one (nothing
             # logged yet), the log table is looked for: a table that is not there is an
@@ -356,6 +349,8 @@ class SQLiteSource:
             )
         #: Facts of one version of the table (only with ``version_table``).
         self._facts: _Facts | None = None
+        #: The stable pages' facts the triggers keep (only with ``page_facts``).
+        self._page_facts = None if page_facts is None else PageFacts(page_facts, self._fact_rows)
         #: Each thread's connection for fact queries (see _facts_connection).
         self._local = threading.local()
 
@@ -364,6 +359,8 @@ class SQLiteSource:
         filtered = f"FROM {t}" + ("" if where is None else f" WHERE ({where})")
         keyed = f"FROM {t} WHERE " + ("" if where is None else f"({where}) AND ")
         self._count_sql = f"SELECT COUNT(*) {filtered}"
+        # A stable page: the rows of a range of keys (see sqlite_pages).
+        self._window_sql = f"SELECT {selected} FROM {t} WHERE {k} >= ? AND {k} < ? ORDER BY {k}"
         # The rows from a known anchor on: what a count after a change must still read.
         self._count_from_sql = f"SELECT COUNT(*) {keyed}{k} >= ?"
         # Seek: the key of the row at an offset, skipping over the key alone (an
@@ -427,6 +424,11 @@ class SQLiteSource:
             raise
         if conn.in_transaction:
             conn.rollback()  # read-only work: ending the snapshot is all this does
+
+    def _fact_rows(self, sql: str, params: tuple[object, ...]) -> list[Any]:
+        """All rows of one small fact query, on this thread's facts connection."""
+        with self._facts_connection() as conn:
+            return conn.execute(sql, params).fetchall()
 
     def _held_connection(self) -> sqlite3.Connection:
         """This thread's facts connection (opened on first use, and after a fork)."""
@@ -519,8 +521,11 @@ class SQLiteSource:
         """How many rows the (filtered) table holds: one ``SELECT COUNT(*)``.
 
         With ``version_table`` the count is remembered for the version, so the next
-        call costs the one-row version read only.
+        call costs the one-row version read only; with ``page_facts`` it is the sum of
+        the pages' counts.
         """
+        if self._page_facts is not None:
+            return self._page_facts.count()
         with self._facts_connection() as conn:
             facts = self._begin(conn)
             if facts is not None and facts.count is not None:
@@ -546,6 +551,27 @@ class SQLiteSource:
         start, limit = slice_window(type(self).__name__, window)
         # LIMIT -1 is SQLite's "no limit", for an open-ended slice.
         return self._rows(start, -1 if limit is None else limit)
+
+    @property
+    def stable_pages(self) -> Callable[[int, int], list[Page]] | None:
+        """With ``page_facts``: the stable pages numbered ``[first, stop)`` (see
+        :mod:`sitemap_core.sources.sql.sqlite_pages`); None without, so that the
+        core pages the source by rank."""
+        return None if self._page_facts is None else self._page_facts.pages
+
+    def stable_items(self, start: int, stop: int) -> Iterator[Item]:
+        """The entries of the rows whose keys lie in ``[start, stop)``, in key order:
+        a stable page, read by one range search on the key."""
+        conn = self._connect()
+        try:
+            cursor = conn.cursor()
+            cursor.row_factory = self._row_factory
+            cursor.execute(self._window_sql, (start, stop))
+            build = self._build
+            for row in cursor:
+                yield build(row)
+        finally:
+            conn.close()
 
     def _rows(self, start: int, limit: int) -> Iterator[Item]:
         conn = self._connect()
@@ -605,6 +631,8 @@ class SQLiteSource:
         keys (whose collation the log does not share) and a last page that is not full
         give the table's version. Other tables give their whole-table value for a page.
         """
+        if self._page_facts is not None:
+            return self._page_facts.fingerprint()
         if stop < WHOLE and self._changes_sql is not None:
             with self._facts_connection() as conn:
                 return self._page_fingerprint(conn, self._begin(conn), start, stop)

@@ -132,7 +132,7 @@ def test_a_pruned_log_recomputes_everything_and_stays_right(tmp_path: Path) -> N
 
 
 def test_version_table_and_change_log_are_exclusive(tmp_path: Path) -> None:
-    with pytest.raises(ConfigurationError, match="not both"):
+    with pytest.raises(ConfigurationError, match="one of version_table, change_log and page_facts"):
         SQLiteSource(
             lambda: sqlite3.connect(tmp_path / "db"),
             "posts",

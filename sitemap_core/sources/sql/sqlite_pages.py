@@ -1,0 +1,265 @@
+"""Stable pages for an SQLite table: page facts kept by triggers (standard library only).
+
+:func:`install_page_facts` creates, beside a table with an integer key, a table of
+**page facts**: for each page of ``page_width`` keys (page *p* holds the keys in
+``[p * width, (p + 1) * width)``, numbered *p* + 1 in its URL), how many rows it
+holds, the newest ``lastmod`` among them, when a write last changed it and a version
+that every such write bumps. ``AFTER INSERT / UPDATE / DELETE`` triggers keep them
+current in the writing transaction itself, so every process, cold or warm, reads the
+index as one query of one row per page, and a page's validators (ETag,
+Last-Modified) as one query of one row, without reading the table. A row stays in its
+page until it is deleted, so a write changes that one page only.
+
+:class:`PageFacts` reads them for :class:`~sitemap_core.sources.sql.sqlite.SQLiteSource`
+(``page_facts=``); see :mod:`sitemap_core.sources.pages` for what the core asks.
+
+What the triggers see: every ``INSERT``, ``UPDATE``, ``DELETE`` and upsert. ``INSERT
+OR REPLACE`` (``REPLACE``) of a key that exists deletes the old row without a
+``DELETE`` trigger (unless the connection turned ``PRAGMA recursive_triggers`` on),
+so the page would count the row twice: write such changes as an upsert (``INSERT
+... ON CONFLICT (id) DO UPDATE``), or call :func:`install_page_facts` with
+``recount=True`` after them.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sqlite3
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from sitemap_core.errors import ConfigurationError
+from sitemap_core.limits import MAX_URLS_PER_SITEMAP
+from sitemap_core.model.values import lastmod_instant, normalise_lastmod
+from sitemap_core.sources.pages import Page
+from sitemap_core.sources.sql.names import quoted
+
+__all__ = ["PageFacts", "Query", "install_page_facts", "later", "unique_besides"]
+
+#: When a write changed a page, as the triggers write it (UTC, to the second).
+_NOW = "strftime('%Y-%m-%dT%H:%M:%SZ', 'now')"
+
+
+def _page_of(image: str, key: str, width: int) -> str:
+    # The page of a row's key, rounded down also below 0 (SQLite's division truncates
+    # toward zero): a negative key lands on a page the index refuses, never on page 1.
+    column = f"{image}.{key}"
+    return (
+        f"(CASE WHEN {column} >= 0 THEN {column} / {width} ELSE ({column} + 1) / {width} - 1 END)"
+    )
+
+
+def install_page_facts(
+    conn: sqlite3.Connection,
+    table: str,
+    key: str,
+    facts: str,
+    *,
+    lastmod: str | None = None,
+    page_width: int = MAX_URLS_PER_SITEMAP,
+    recount: bool = False,
+) -> None:
+    """Create the page facts ``facts`` of ``table`` and the triggers that keep them.
+
+    ``key`` is the table's integer key (its ``INTEGER PRIMARY KEY``, say), ``lastmod``
+    the column of each row's date, ``page_width`` how many keys a page spans (1 to
+    50,000, and no more than the site's page size: a page lists at most that many
+    URLs). Creates ``facts`` (one row per page) and ``<facts>_layout`` (the width, a
+    version bumped by every write, and an epoch that makes each installation's
+    validators its own), fills them from the table in one pass, and commits.
+
+    Idempotent: run again with the same width, it changes nothing (the upgrade of a
+    site: one call at deployment time). A new width, or ``recount=True``, counts the
+    pages again from the table under a new epoch, so no old ETag matches.
+    """
+    width = _checked_width(page_width)
+    t, k, f = quoted("table", table), quoted("key", key), quoted("facts", facts)
+    layout = quoted("facts", f"{facts}_layout")
+    lm = "NULL" if lastmod is None else f"NEW.{quoted('lastmod', lastmod)}"
+    _refuse_replace_holes(conn, table, key)
+    conn.execute(
+        f"CREATE TABLE IF NOT EXISTS {f} (page INTEGER PRIMARY KEY, urls INTEGER NOT NULL,"
+        " newest, changed TEXT, version INTEGER NOT NULL)"
+    )
+    conn.execute(
+        f"CREATE TABLE IF NOT EXISTS {layout} (width INTEGER NOT NULL, epoch TEXT NOT NULL,"
+        " version INTEGER NOT NULL)"
+    )
+    row = conn.execute(f"SELECT width FROM {layout}").fetchone()
+    if row is None or row[0] != width or recount:
+        _recount(conn, (t, k, f, layout), lastmod, width)
+    prefix = f"{table}_{facts}"
+    for event, body in _trigger_bodies(k, f, layout, lm, width).items():
+        trigger = quoted("trigger", f"{prefix}_{event.lower()}")
+        conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+        conn.execute(f"CREATE TRIGGER {trigger} AFTER {event} ON {t} BEGIN {body} END")
+    conn.commit()
+
+
+def _checked_width(page_width: object) -> int:
+    if isinstance(page_width, bool) or not isinstance(page_width, int):
+        raise ConfigurationError(f"page_width must be an int, got {page_width!r}")
+    if not 1 <= page_width <= MAX_URLS_PER_SITEMAP:
+        raise ConfigurationError(
+            f"page_width {page_width} must be between 1 and {MAX_URLS_PER_SITEMAP}"
+        )
+    return page_width
+
+
+def unique_besides(conn: sqlite3.Connection, table: str, key: str) -> list[str] | None:
+    """The columns of a unique index of ``table`` on other columns than ``key``, if any.
+
+    ``INSERT OR REPLACE`` clashing there deletes a row without firing a ``DELETE``
+    trigger, which the change log and the page facts would both miss.
+    """
+    indexes = conn.execute('SELECT name, "unique" FROM pragma_index_list(?)', (table,))
+    for index, unique in indexes.fetchall():
+        info = conn.execute("SELECT name FROM pragma_index_info(?)", (index,))
+        columns = [row[0] for row in info]
+        if unique and columns != [key]:
+            return columns
+    return None
+
+
+def _refuse_replace_holes(conn: sqlite3.Connection, table: str, key: str) -> None:
+    # See unique_besides; and the key must be an integer column (pages are key ranges).
+    columns = unique_besides(conn, table, key)
+    if columns is not None:
+        raise ConfigurationError(
+            f"table {table!r} has a unique index on {columns}: INSERT OR REPLACE there"
+            " deletes rows without a DELETE trigger, so page facts would miss them"
+        )
+    declared = {
+        name: kind.upper()
+        for name, kind in conn.execute("SELECT name, type FROM pragma_table_info(?)", (table,))
+    }
+    if key not in declared:
+        raise ConfigurationError(f"table {table!r} has no column {key!r}")
+    if "INT" not in declared[key]:
+        raise ConfigurationError(
+            f"key {key!r} of table {table!r} is declared {declared[key] or 'without a type'}:"
+            " page facts need an integer key (pages are ranges of keys)"
+        )
+
+
+def _recount(
+    conn: sqlite3.Connection, names: tuple[str, str, str, str], lastmod: str | None, width: int
+) -> None:
+    # Every page's facts from the table, in one grouped pass, under a new epoch.
+    t, k, f, layout = names
+    newest = "NULL" if lastmod is None else f"MAX({quoted('lastmod', lastmod)})"
+    page = _page_of(t, k, width)
+    conn.execute(f"DELETE FROM {f}")
+    conn.execute(
+        f"INSERT INTO {f} (page, urls, newest, changed, version)"
+        f" SELECT {page}, COUNT(*), {newest}, NULL, 1 FROM {t} GROUP BY 1"
+    )
+    conn.execute(f"DELETE FROM {layout}")
+    conn.execute(
+        f"INSERT INTO {layout} (width, epoch, version) VALUES (?, ?, 0)",
+        (width, secrets.token_hex(8)),
+    )
+
+
+def _trigger_bodies(k: str, f: str, layout: str, lm: str, width: int) -> dict[str, str]:
+    # What each write does to the facts: the row's page counts it in or out, takes its
+    # date, notes the time and bumps its version; the layout's version moves too.
+    new_page, old_page = _page_of("NEW", k, width), _page_of("OLD", k, width)
+    bump = f"UPDATE {layout} SET version = version + 1;"
+
+    def arrive(urls: str) -> str:
+        return (
+            f"INSERT INTO {f} (page, urls, newest, changed, version)"
+            f" VALUES ({new_page}, {urls}, {lm}, {_NOW}, 1)"
+            " ON CONFLICT (page) DO UPDATE SET urls = urls + excluded.urls,"
+            " newest = CASE WHEN excluded.newest IS NULL THEN newest WHEN newest IS NULL"
+            " OR excluded.newest > newest THEN excluded.newest ELSE newest END,"
+            " changed = excluded.changed, version = version + 1;"
+        )
+
+    leave = (
+        f"UPDATE {f} SET urls = urls - 1, changed = {_NOW}, version = version + 1"
+        f" WHERE page = {old_page}"
+    )
+    moved = f"CASE WHEN {old_page} = {new_page} THEN 0 ELSE 1 END"
+    return {
+        "INSERT": arrive("1") + bump,
+        "UPDATE": f"{leave} AND {old_page} <> {new_page}; " + arrive(moved) + bump,
+        "DELETE": f"{leave}; " + bump,
+    }
+
+
+def later(newest: object, changed: object) -> str | None:
+    """The later of a page's newest row date and its last write, normalised; None
+    when neither is known."""
+    dates = [normalise_lastmod(value) for value in (newest, changed) if value is not None]
+    return max(dates, key=lastmod_instant) if dates else None
+
+
+#: Runs one small statement with its parameters and returns all its rows.
+Query = Callable[[str, tuple[object, ...]], Sequence[Any]]
+
+
+class PageFacts:
+    """Reads the page facts of :func:`install_page_facts` for one source.
+
+    ``query`` runs a statement with its parameters on a connection for facts (the
+    source's own, per thread) and returns all its rows.
+    """
+
+    def __init__(
+        self, facts: str, query: Callable[[str, tuple[object, ...]], Sequence[Any]]
+    ) -> None:
+        f, layout = quoted("page_facts", facts), quoted("page_facts", f"{facts}_layout")
+        self._facts = facts
+        self._query = query
+        self._version_sql = f"SELECT epoch, version, width FROM {layout}"
+        self._pages_sql = (
+            f"SELECT page, urls, newest, changed, version FROM {f}"
+            " WHERE page >= ? AND page < ? AND urls > 0 ORDER BY page"
+        )
+        self._count_sql = f"SELECT COALESCE(SUM(urls), 0) FROM {f}"
+
+    def layout(self) -> tuple[str, int, int]:
+        """The installation's epoch, its version (bumped by every write) and its width."""
+        try:
+            rows = self._query(self._version_sql, ())
+        except sqlite3.OperationalError as exc:
+            if "no such table" not in str(exc):
+                raise
+            rows = []
+        if not rows:
+            raise ConfigurationError(
+                f"page facts {self._facts!r} are not installed; create them with"
+                " install_page_facts()"
+            )
+        epoch, version, width = rows[0]
+        return str(epoch), int(version), int(width)
+
+    def fingerprint(self) -> object:
+        """The whole source's fingerprint: the epoch and the version (one row)."""
+        epoch, version, _ = self.layout()
+        return ("pages", epoch, version)
+
+    def count(self) -> int:
+        """How many rows the pages hold."""
+        return int(self._query(self._count_sql, ())[0][0])
+
+    def pages(self, first: int, stop: int) -> list[Page]:
+        """The pages numbered ``[first, stop)`` that hold rows, in order: one query."""
+        epoch, _, width = self.layout()
+        # Numbers are pages + 1; SQLite's integers stop at 2**63 - 1. Asked from the
+        # first page, pages below 0 (negative keys) come too, for the core to refuse:
+        # their rows are on no page a URL can name.
+        low, high = (first - 1 if first > 1 else -(2**63)), min(stop - 1, 2**63 - 1)
+        return [
+            Page(
+                page + 1,
+                page * width,
+                (page + 1) * width,
+                urls,
+                later(newest, changed),
+                (epoch, page, version),
+            )
+            for page, urls, newest, changed, version in self._query(self._pages_sql, (low, high))
+        ]

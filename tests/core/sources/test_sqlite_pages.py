@@ -1,0 +1,301 @@
+"""SQLiteSource with page facts: pages that keep their URLs, facts kept by triggers."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from xsd import validate
+
+from sitemap_core import ConfigurationError, Site, UrlSource
+from sitemap_core.model.values import lastmod_instant
+from sitemap_core.sources.sql.sqlite import SQLiteSource, install_page_facts
+from tests.core.helpers import BASE, ORIGIN, get, locs, parse
+
+WIDTH = 10
+SM = {"sm": "http://www.sitemaps.org/schemas/sitemap/0.9"}
+
+
+def make_db(path: Path, keys: Iterable[int], width: int = WIDTH) -> Path:
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "CREATE TABLE posts (id INTEGER PRIMARY KEY, slug TEXT NOT NULL, updated_at TEXT)"
+        )
+        db.executemany(
+            "INSERT INTO posts VALUES (?, ?, ?)",
+            [(i, f"p{i}", f"2024-01-{1 + i % 28:02d}") for i in keys],
+        )
+        install_page_facts(db, "posts", "id", "posts_pages", lastmod="updated_at", page_width=width)
+    db.close()
+    return path
+
+
+def write(path: Path, sql: str, params: Iterable[Any] = ()) -> None:
+    with sqlite3.connect(path) as db:
+        db.execute(sql, tuple(params))
+    db.close()
+
+
+def source(path: Path) -> SQLiteSource:
+    return SQLiteSource(
+        lambda: sqlite3.connect(path),
+        "posts",
+        "id",
+        lambda row: (f"{ORIGIN}/posts/{row['slug']}", row["updated_at"]),
+        columns=("id", "slug", "updated_at"),
+        lastmod="updated_at",
+        page_facts="posts_pages",
+    )
+
+
+def site(path: Path, page_size: int = WIDTH) -> Site:
+    return Site([UrlSource.from_object("posts", source(path))], page_size=page_size)
+
+
+def index(site: Site) -> dict[str, str | None]:
+    """The index's children: loc -> lastmod."""
+    got = get(site, "/sitemap.xml")
+    assert got is not None and got.status == 200
+    validate(got.body)
+    tree = parse(got.body)
+    return {
+        str(child.findtext("sm:loc", namespaces=SM)): child.findtext("sm:lastmod", namespaces=SM)
+        for child in tree.iterfind("sm:sitemap", SM)
+    }
+
+
+def etags(site: Site, paths: Iterable[str]) -> dict[str, str | None]:
+    out = {}
+    for path in paths:
+        got = get(site, path)
+        assert got is not None and got.status == 200, path
+        out[path] = got.header("ETag")
+    return out
+
+
+def page_paths(listed: dict[str, str | None]) -> list[str]:
+    return [loc.removeprefix(ORIGIN) for loc in listed]
+
+
+def test_pages_are_ranges_of_keys_and_skip_empty_ones(tmp_path: Path) -> None:
+    # Keys 1-25 and 41-45: pages 1 (keys 0-9), 2, 3 and 5; page 4 (keys 30-39) is empty.
+    path = make_db(tmp_path / "blog.db", [*range(1, 26), *range(41, 46)])
+    served = site(path)
+    listed = index(served)
+    assert page_paths(listed) == [f"/sitemap-posts-{n}.xml" for n in (1, 2, 3, 5)]
+    page = get(served, "/sitemap-posts-5.xml")
+    assert page is not None and page.status == 200
+    validate(page.body)
+    assert locs(page.body) == [f"{ORIGIN}/posts/p{i}" for i in range(41, 46)]
+    first = get(served, "/sitemap-posts-1.xml")
+    assert first is not None
+    assert locs(first.body) == [f"{ORIGIN}/posts/p{i}" for i in range(1, 10)]
+    missing = get(served, "/sitemap-posts-4.xml")
+    assert missing is not None and missing.status == 404
+
+
+@pytest.mark.parametrize(
+    ("sql", "params", "changed"),
+    [
+        ("DELETE FROM posts WHERE id = ?", (12,), 2),
+        ("UPDATE posts SET slug = 'edited' WHERE id = ?", (3,), 1),
+        ("INSERT INTO posts VALUES (?, 'new', '2024-01-02')", (28,), 3),
+    ],
+    ids=["delete", "update", "insert"],
+)
+def test_one_write_changes_one_page(
+    tmp_path: Path, sql: str, params: tuple[int], changed: int
+) -> None:
+    path = make_db(tmp_path / "blog.db", [k for k in range(1, 50) if k != 28])
+    served = site(path)
+    before_index = index(served)
+    paths = page_paths(before_index)
+    before = etags(served, paths)
+    write(path, sql, params)
+    after_index = index(served)
+    after = etags(served, paths)
+    moved = [p for p in paths if before[p] != after[p]]
+    assert moved == [f"/sitemap-posts-{changed}.xml"]
+    moved_lastmods = [loc for loc in before_index if before_index[loc] != after_index[loc]]
+    assert [loc.removeprefix(ORIGIN) for loc in moved_lastmods] == moved
+
+
+def test_a_delete_moves_the_page_lastmod_forward(tmp_path: Path) -> None:
+    # The page's file changed: its lastmod in the index and its Last-Modified move to
+    # the time of the write, though the newest row left is older.
+    path = make_db(tmp_path / "blog.db", range(1, 30))
+    served = site(path)
+    loc = f"{ORIGIN}/sitemap-posts-2.xml"
+    before = index(served)[loc]
+    assert before is not None
+    write(path, "DELETE FROM posts WHERE id = 15")
+    after = index(served)[loc]
+    assert after is not None and lastmod_instant(after) > lastmod_instant(before)
+    page = get(served, "/sitemap-posts-2.xml")
+    assert page is not None and page.header("Last-Modified") is not None
+    assert f"{ORIGIN}/posts/p15" not in locs(page.body)
+
+
+def test_a_page_emptied_answers_404_and_leaves_the_index(tmp_path: Path) -> None:
+    path = make_db(tmp_path / "blog.db", range(1, 30))
+    served = site(path)
+    write(path, "DELETE FROM posts WHERE id BETWEEN 10 AND 19")
+    gone = get(served, "/sitemap-posts-2.xml")
+    assert gone is not None and gone.status == 404
+    assert page_paths(index(served)) == ["/sitemap-posts-1.xml", "/sitemap-posts-3.xml"]
+
+
+def test_a_key_moved_to_another_page_changes_both(tmp_path: Path) -> None:
+    path = make_db(tmp_path / "blog.db", range(1, 25))
+    served = site(path)
+    paths = page_paths(index(served))
+    before = etags(served, paths)
+    write(path, "UPDATE posts SET id = 27 WHERE id = 5")
+    after = etags(served, paths)
+    assert [p for p in paths if before[p] != after[p]] == [
+        "/sitemap-posts-1.xml",
+        "/sitemap-posts-3.xml",
+    ]
+    page = get(served, "/sitemap-posts-3.xml")
+    assert page is not None and f"{ORIGIN}/posts/p5" in locs(page.body)
+
+
+def test_a_304_reads_no_row_of_the_table(tmp_path: Path) -> None:
+    path = make_db(tmp_path / "blog.db", range(1, 30))
+    statements: list[str] = []
+
+    def connect() -> sqlite3.Connection:
+        conn = sqlite3.connect(path)
+        conn.set_trace_callback(statements.append)
+        return conn
+
+    traced = SQLiteSource(
+        connect,
+        "posts",
+        "id",
+        lambda row: f"{ORIGIN}/posts/{row['slug']}",
+        columns=("id", "slug"),
+        page_facts="posts_pages",
+    )
+    served = Site([UrlSource.from_object("posts", traced)], page_size=WIDTH)
+    first = get(served, "/sitemap-posts-2.xml")
+    assert first is not None and first.header("ETag") is not None
+    statements.clear()
+    from sitemap_core import respond
+
+    reply = respond(
+        served,
+        "GET",
+        "/sitemap-posts-2.xml",
+        lambda: BASE,
+        {"if-none-match": first.header("ETag") or ""},
+    )
+    assert reply is not None and reply.status == 304
+    assert statements and not any('"posts"' in s or " posts " in s for s in statements)
+
+
+def test_every_process_reads_the_same_facts(tmp_path: Path) -> None:
+    # A cold site (a new worker) gives the same index and validators as a warm one.
+    path = make_db(tmp_path / "blog.db", range(1, 40))
+    warm = site(path)
+    index(warm)
+    write(path, "DELETE FROM posts WHERE id = 7")
+    cold = site(path)
+    assert index(warm) == index(cold)
+    paths = page_paths(index(cold))
+    assert etags(warm, paths) == etags(cold, paths)
+
+
+def test_install_is_idempotent_and_a_new_width_renews_every_etag(tmp_path: Path) -> None:
+    path = make_db(tmp_path / "blog.db", range(1, 40))
+    served = site(path)
+    paths = page_paths(index(served))
+    before = etags(served, paths)
+    with sqlite3.connect(path) as db:
+        install_page_facts(db, "posts", "id", "posts_pages", lastmod="updated_at", page_width=WIDTH)
+    db.close()
+    assert etags(served, paths) == before
+    with sqlite3.connect(path) as db:
+        install_page_facts(db, "posts", "id", "posts_pages", lastmod="updated_at", page_width=5)
+    db.close()
+    narrow = site(path, page_size=5)
+    assert len(index(narrow)) == 8
+    assert etags(narrow, ["/sitemap-posts-1.xml"]) != {"/sitemap-posts-1.xml": before[paths[0]]}
+
+
+def test_a_page_wider_than_the_site_page_size_is_refused(tmp_path: Path) -> None:
+    path = make_db(tmp_path / "blog.db", range(1, 40))
+    with pytest.raises(ConfigurationError, match="page_width"):
+        get(site(path, page_size=5), "/sitemap.xml")
+
+
+def test_the_whole_site_in_one_file_lists_every_page(tmp_path: Path) -> None:
+    path = make_db(tmp_path / "blog.db", [1, 2, 15, 33])
+    served = Site([UrlSource.from_object("posts", source(path))], page_size=50_000)
+    got = get(served, "/sitemap.xml")
+    assert got is not None and got.status == 200
+    validate(got.body)
+    assert locs(got.body) == [f"{ORIGIN}/posts/p{i}" for i in (1, 2, 15, 33)]
+
+
+def test_the_html_view_links_the_neighbouring_pages(tmp_path: Path) -> None:
+    path = make_db(tmp_path / "blog.db", [*range(1, 15), *range(41, 45)])
+    got = get(site(path), "/sitemap-posts-2.html")
+    assert got is not None and got.status == 200
+    text = got.body.decode()
+    assert "sitemap-posts-1.html" in text and "sitemap-posts-5.html" in text
+    assert "URLs 10 to 14 of 18" in text
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"page_width": 0}, "page_width"),
+        ({"page_width": 50_001}, "page_width"),
+        ({"page_width": True}, "page_width"),
+    ],
+)
+def test_install_refuses_bad_settings(tmp_path: Path, kwargs: dict[str, Any], message: str) -> None:
+    path = make_db(tmp_path / "blog.db", range(1, 5))
+    with sqlite3.connect(path) as db, pytest.raises(ConfigurationError, match=message):
+        install_page_facts(db, "posts", "id", "posts_pages", **kwargs)
+    db.close()
+
+
+def test_install_refuses_a_text_key(tmp_path: Path) -> None:
+    with sqlite3.connect(tmp_path / "tags.db") as db:
+        db.execute("CREATE TABLE tags (name TEXT PRIMARY KEY)")
+        with pytest.raises(ConfigurationError, match="integer key"):
+            install_page_facts(db, "tags", "name", "tags_pages")
+    db.close()
+
+
+def test_facts_not_installed_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "blog.db"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE posts (id INTEGER PRIMARY KEY, slug TEXT, updated_at TEXT)")
+    db.close()
+    with pytest.raises(ConfigurationError, match="install_page_facts"):
+        get(site(path), "/sitemap.xml")
+
+
+def test_page_facts_refuse_where_and_other_signals(tmp_path: Path) -> None:
+    path = make_db(tmp_path / "blog.db", range(1, 5))
+    common: dict[str, Any] = {"columns": ("id",), "page_facts": "posts_pages"}
+    with pytest.raises(ConfigurationError, match="where"):
+        SQLiteSource(lambda: sqlite3.connect(path), "posts", "id", str, where="id > 1", **common)
+    with pytest.raises(ConfigurationError, match="one of"):
+        SQLiteSource(lambda: sqlite3.connect(path), "posts", "id", str, change_log="x", **common)
+
+
+def test_a_negative_key_is_an_error_naming_the_source(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = make_db(tmp_path / "blog.db", range(1, 5))
+    write(path, "INSERT INTO posts VALUES (-3, 'neg', NULL)")
+    with caplog.at_level(logging.ERROR), pytest.raises(ConfigurationError, match="'posts'"):
+        get(site(path), "/sitemap-posts-1.xml")

@@ -4,6 +4,7 @@ from sitemap_core.sources.sql.sqla import (
     AsyncSQLAlchemySource,
     SQLAlchemySource,
     install_change_log,
+    install_page_facts,
     install_version_triggers,
 )
 
@@ -11,5 +12,6 @@ __all__ = [
     "AsyncSQLAlchemySource",
     "SQLAlchemySource",
     "install_change_log",
+    "install_page_facts",
     "install_version_triggers",
 ]

@@ -37,7 +37,7 @@ from sitemap_core.sources.base import (
     recent_lister,
 )
 from sitemap_core.sources.newsroom import news_epoch
-from sitemap_core.sources.pages import Page
+from sitemap_core.sources.pages import Page, checked_pages
 
 __all__ = [
     "THREAD_BATCHES",
@@ -107,8 +107,10 @@ class AsyncUrlSource:
         limits: Limits | None = None,
         threaded: UrlSource | None = None,
         recent: Callable[[int], Awaitable[Iterable[Item] | None]] | None = None,
+        pages: Callable[[int, int], Awaitable[Iterable[Page]]] | None = None,
     ) -> None:
         self.name = name
+        self._pages = pages
         self._count = count
         self._batches = batches
         self._fingerprint = fingerprint
@@ -156,6 +158,20 @@ class AsyncUrlSource:
             "limits": Limits(page_size, max_entry_bytes, news),
             "recent": None if lister is None else _async_lister(lister),
         }
+        stable = getattr(obj, "stable_pages", None)
+        if stable is not None and inspect.iscoroutinefunction(stable):
+            # An async source with stable pages (see sitemap_core.sources.pages).
+            paged = obj
+            facts["limits"] = replace(facts["limits"], stable=True)
+            return cls(
+                name,
+                counter or (lambda runner: paged.count()),
+                lambda runner, start, stop, size: _async_batches(
+                    paged.stable_items(start, stop), name, start, stop, size, skip=0
+                ),
+                pages=stable,
+                **facts,
+            )
         # The protocol checks names only: a sync count()/slice() (a SQLAlchemy Query)
         # must not be awaited, so an async count is required here.
         if isinstance(obj, AsyncSliceable) and inspect.iscoroutinefunction(obj.count):
@@ -237,8 +253,11 @@ class AsyncUrlSource:
         return None if value is None else normalise_lastmod(value)
 
     async def pages(self, runner: Runner, first: int, stop: int) -> list[Page]:
-        """As :meth:`UrlSource.pages <sitemap_core.sources.base.UrlSource.pages>`, asked
-        in a worker thread (the SQL sources with stable pages are sync)."""
+        """As :meth:`UrlSource.pages <sitemap_core.sources.base.UrlSource.pages>`: of an
+        async source (``stable_pages`` a coroutine function), or of a sync one in a
+        worker thread."""
+        if self._pages is not None:
+            return checked_pages(await self._pages(first, stop), self.name, first, stop)
         threaded = self.threaded
         if threaded is None:
             raise ConfigurationError(f"source {self.name!r} has no stable pages")

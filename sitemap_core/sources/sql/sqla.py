@@ -99,7 +99,7 @@ from __future__ import annotations
 import re
 import threading
 from bisect import bisect_left, bisect_right
-from collections.abc import AsyncIterator, Callable, Generator, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator, Sequence
 from typing import Any, TypeAlias, TypeVar
 
 from sqlalchemy import (
@@ -118,19 +118,24 @@ from sqlalchemy import (
     null,
     select,
     table,
+    text,
 )
-from sqlalchemy.exc import OperationalError
+from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from sitemap_core.errors import ConfigurationError
 from sitemap_core.sources.base import Item
+from sitemap_core.sources.pages import Page
 from sitemap_core.sources.scope import request_notes
+from sitemap_core.sources.sql.sqla_pages import install_page_facts
 from sitemap_core.sources.sql.sqlite import _END, IDENTIFIER, _number, slice_window
+from sitemap_core.sources.sql.sqlite_pages import PageFacts
 
 __all__ = [
     "AsyncSQLAlchemySource",
     "SQLAlchemySource",
     "install_change_log",
+    "install_page_facts",
     "install_version_triggers",
 ]
 
@@ -365,6 +370,9 @@ class _Statements:
         )
         self.rows = filtered(select(*selected)).where(k >= anchor).order_by(k).limit(n)
         self.rows_open = filtered(select(*selected)).where(k >= anchor).order_by(k)
+        # A stable page: the rows of a range of keys (see sqla_pages).
+        low_key, high_key = bindparam("low", type_=BigInteger), bindparam("high", type_=BigInteger)
+        self.window = select(*selected).where(k >= low_key, k < high_key).order_by(k)
         # Unversioned: nothing to remember an anchor in, so the page's first key is a
         # scalar subquery of the same statement (one round trip).
         skipped = filtered(select(k)).order_by(k).offset(start).limit(1).scalar_subquery()
@@ -863,10 +871,20 @@ class _Base:
         where: ColumnElement[bool] | None,
         version_table: str | None,
         change_log: str | None,
+        page_facts: str | None = None,
     ) -> None:
+        if page_facts is not None and any(
+            given is not None for given in (version_table, change_log, where)
+        ):
+            raise ConfigurationError(
+                "page_facts count every row of the table and are the source's version:"
+                " give neither where=, version_table nor change_log with them"
+            )
         self._sql = _Statements(
             dialect, table, key, build, columns, lastmod, where, version_table, change_log
         )
+        #: The stable pages' facts (only with ``page_facts``; see sqla_pages).
+        self._page_facts = None if page_facts is None else PageFacts(page_facts)
         #: The facts of the last version seen (a one-item list: plans replace it).
         self._memo: list[_Version | None] = [None]
         #: SQLite: each call opens a read transaction itself (see _sqlite_snapshot).
@@ -889,6 +907,12 @@ class _Base:
             # The source itself is kept with its note: alive for the request, its id
             # cannot be another source's (a freed object's address is reused).
             notes[id(self)] = (self, facts)
+
+    def _facts_query(self, kind: str, params: dict[str, int] | None = None) -> Any:
+        """The statement of one page facts query (see :class:`PageFacts`)."""
+        assert self._page_facts is not None
+        statement = text(getattr(self._page_facts, f"{kind}_sql"))
+        return statement, params or {}
 
     def _pinned(self) -> _Version | None:
         """The version the current request's fingerprint answered with; None outside
@@ -945,6 +969,7 @@ class SQLAlchemySource(_Base):
         where: ColumnElement[bool] | None = None,
         version_table: str | None = None,
         change_log: str | None = None,
+        page_facts: str | None = None,
     ) -> None:
         if not isinstance(engine, Engine):
             raise ConfigurationError(
@@ -952,7 +977,7 @@ class SQLAlchemySource(_Base):
             )
         self._setup(
             engine.dialect.name, table, key, build, columns, lastmod, where, version_table,
-            change_log,
+            change_log, page_facts,
         )  # fmt: skip
         self._quick, self._engine = _isolated(engine)
 
@@ -965,10 +990,43 @@ class SQLAlchemySource(_Base):
                 _sqlite_snapshot(conn)
             return _run(conn, plan, value)
 
+    def _facts_rows(self, kind: str, params: dict[str, int] | None = None) -> list[Any]:
+        # One small page facts query, on the quick engine where there is one.
+        engine = self._quick or self._engine
+        with engine.connect() as conn:
+            try:
+                return list(conn.execute(*self._facts_query(kind, params)).all())
+            except DBAPIError as exc:
+                raise _missing(self._page_facts, exc) from exc
+
     def __len__(self) -> int:
         """How many rows the (filtered) source holds; remembered per version (in a
-        request, of the version its :meth:`fingerprint` answered with)."""
+        request, of the version its :meth:`fingerprint` answered with). With
+        ``page_facts``, the sum of the pages' counts."""
+        if self._page_facts is not None:
+            return int(self._facts_rows("count")[0][0])
         return int(self._call(self._sql.count_plan(self._memo, self._pinned())))
+
+    @property
+    def stable_pages(self) -> Callable[[int, int], list[Page]] | None:
+        """With ``page_facts``: the stable pages numbered ``[first, stop)`` (see
+        :mod:`sitemap_core.sources.sql.sqla_pages`); None without."""
+        return None if self._page_facts is None else self._stable_pages
+
+    def _stable_pages(self, first: int, stop: int) -> list[Page]:
+        return PageFacts.pages(self._facts_rows("pages", PageFacts.bounds(first, stop)))
+
+    def stable_items(self, start: int, stop: int) -> Iterator[Item]:
+        """The items of the rows whose keys lie in ``[start, stop)``: a stable page."""
+        with self._engine.connect() as conn:
+            params = {"low": start, "high": stop}
+            result = conn.execution_options(stream_results=True).execute(self._sql.window, params)
+            build = self._sql.build
+            try:
+                for row in result:
+                    yield build(row)
+            finally:
+                result.close()
 
     def __getitem__(self, window: slice, /) -> Iterator[Item]:
         """The items of rows ``[start, stop)`` in key order, read by one bounded query.
@@ -1006,8 +1064,11 @@ class SQLAlchemySource(_Base):
         MAX(lastmod))`` of the whole filtered set; ``start``/``stop`` are not used.
 
         Versioned, the version is noted in the request's scope: the request's ``len()``
-        and :meth:`newest` answer for it from what is known, without a query.
+        and :meth:`newest` answer for it from what is known, without a query. With
+        ``page_facts``, the layout's version (one row).
         """
+        if self._page_facts is not None:
+            return self._page_facts.fingerprint(self._facts_rows("layout"))
         known = self._memo[0]
         if self._quick is not None and known is not None:
             with self._quick.connect() as conn:
@@ -1054,6 +1115,7 @@ class AsyncSQLAlchemySource(_Base):
         where: ColumnElement[bool] | None = None,
         version_table: str | None = None,
         change_log: str | None = None,
+        page_facts: str | None = None,
     ) -> None:
         if not isinstance(engine, AsyncEngine):
             raise ConfigurationError(
@@ -1061,7 +1123,7 @@ class AsyncSQLAlchemySource(_Base):
             )
         self._setup(
             engine.dialect.name, table, key, build, columns, lastmod, where, version_table,
-            change_log,
+            change_log, page_facts,
         )  # fmt: skip
         self._quick, self._engine = _isolated(engine)
 
@@ -1074,9 +1136,39 @@ class AsyncSQLAlchemySource(_Base):
                 await conn.run_sync(_sqlite_snapshot)
             return await _arun(conn, plan, value)
 
+    async def _facts_rows(self, kind: str, params: dict[str, int] | None = None) -> list[Any]:
+        # As SQLAlchemySource._facts_rows.
+        engine = self._quick or self._engine
+        async with engine.connect() as conn:
+            try:
+                return list((await conn.execute(*self._facts_query(kind, params))).all())
+            except DBAPIError as exc:
+                raise _missing(self._page_facts, exc) from exc
+
     async def count(self) -> int:
         """How many rows the (filtered) source holds; remembered per version."""
+        if self._page_facts is not None:
+            return int((await self._facts_rows("count"))[0][0])
         return int(await self._call(self._sql.count_plan(self._memo, self._pinned())))
+
+    @property
+    def stable_pages(self) -> Callable[[int, int], Awaitable[list[Page]]] | None:
+        """As :attr:`SQLAlchemySource.stable_pages`, a coroutine function."""
+        return None if self._page_facts is None else self._stable_pages
+
+    async def _stable_pages(self, first: int, stop: int) -> list[Page]:
+        return PageFacts.pages(await self._facts_rows("pages", PageFacts.bounds(first, stop)))
+
+    async def stable_items(self, start: int, stop: int) -> AsyncIterator[Item]:
+        """As :meth:`SQLAlchemySource.stable_items`, streamed."""
+        async with self._engine.connect() as conn:
+            result = await conn.stream(self._sql.window, {"low": start, "high": stop})
+            build = self._sql.build
+            try:
+                async for row in result:
+                    yield build(row)
+            finally:
+                await result.close()
 
     async def slice(self, start: int, stop: int | None) -> AsyncIterator[Item]:
         """The items of rows ``[start, stop)`` in key order, streamed."""
@@ -1101,6 +1193,8 @@ class AsyncSQLAlchemySource(_Base):
 
     async def fingerprint(self, start: int, stop: int) -> object:
         """As :meth:`SQLAlchemySource.fingerprint`."""
+        if self._page_facts is not None:
+            return self._page_facts.fingerprint(await self._facts_rows("layout"))
         known = self._memo[0]
         if self._quick is not None and known is not None:
             async with self._quick.connect() as conn:
@@ -1123,6 +1217,14 @@ class AsyncSQLAlchemySource(_Base):
             result = await conn.execute(self._sql.recent, {"n": limit})
             build = self._sql.build
             return [build(row) for row in result]
+
+
+def _missing(facts: PageFacts | None, error: DBAPIError) -> Exception:
+    # A page facts query that failed: facts not installed, or another database error.
+    message = str(error.orig).lower()
+    if facts is not None and ("does not exist" in message or "no such table" in message):
+        return facts.not_installed()
+    return error
 
 
 # -- triggers -------------------------------------------------------------------------

@@ -129,7 +129,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Literal
 
@@ -350,7 +350,7 @@ class SQLiteSource:
         #: Facts of one version of the table (only with ``version_table``).
         self._facts: _Facts | None = None
         #: The stable pages' facts the triggers keep (only with ``page_facts``).
-        self._page_facts = None if page_facts is None else PageFacts(page_facts, self._fact_rows)
+        self._page_facts = None if page_facts is None else PageFacts(page_facts)
         #: Each thread's connection for fact queries (see _facts_connection).
         self._local = threading.local()
 
@@ -425,10 +425,17 @@ class SQLiteSource:
         if conn.in_transaction:
             conn.rollback()  # read-only work: ending the snapshot is all this does
 
-    def _fact_rows(self, sql: str, params: tuple[object, ...]) -> list[Any]:
-        """All rows of one small fact query, on this thread's facts connection."""
+    def _fact_rows(self, sql: str, params: Mapping[str, int] | None = None) -> list[Any]:
+        """All rows of one small query of the page facts, on this thread's facts
+        connection; facts that are not there are a :class:`ConfigurationError`."""
+        assert self._page_facts is not None
         with self._facts_connection() as conn:
-            return conn.execute(sql, params).fetchall()
+            try:
+                return conn.execute(sql, params or {}).fetchall()
+            except sqlite3.OperationalError as exc:
+                if "no such table" in str(exc):
+                    raise self._page_facts.not_installed() from exc
+                raise
 
     def _held_connection(self) -> sqlite3.Connection:
         """This thread's facts connection (opened on first use, and after a fork)."""
@@ -525,7 +532,7 @@ class SQLiteSource:
         the pages' counts.
         """
         if self._page_facts is not None:
-            return self._page_facts.count()
+            return int(self._fact_rows(self._page_facts.count_sql)[0][0])
         with self._facts_connection() as conn:
             facts = self._begin(conn)
             if facts is not None and facts.count is not None:
@@ -557,7 +564,12 @@ class SQLiteSource:
         """With ``page_facts``: the stable pages numbered ``[first, stop)`` (see
         :mod:`sitemap_core.sources.sql.sqlite_pages`); None without, so that the
         core pages the source by rank."""
-        return None if self._page_facts is None else self._page_facts.pages
+        return None if self._page_facts is None else self._stable_pages
+
+    def _stable_pages(self, first: int, stop: int) -> list[Page]:
+        assert self._page_facts is not None
+        facts = self._page_facts
+        return facts.pages(self._fact_rows(facts.pages_sql, facts.bounds(first, stop)))
 
     def stable_items(self, start: int, stop: int) -> Iterator[Item]:
         """The entries of the rows whose keys lie in ``[start, stop)``, in key order:
@@ -632,7 +644,7 @@ class SQLiteSource:
         give the table's version. Other tables give their whole-table value for a page.
         """
         if self._page_facts is not None:
-            return self._page_facts.fingerprint()
+            return self._page_facts.fingerprint(self._fact_rows(self._page_facts.layout_sql))
         if stop < WHOLE and self._changes_sql is not None:
             with self._facts_connection() as conn:
                 return self._page_fingerprint(conn, self._begin(conn), start, stop)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import secrets
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from sitemap_core.errors import ConfigurationError
@@ -34,7 +34,7 @@ from sitemap_core.model.values import lastmod_instant, normalise_lastmod
 from sitemap_core.sources.pages import Page
 from sitemap_core.sources.sql.names import quoted
 
-__all__ = ["PageFacts", "Query", "install_page_facts", "later", "unique_besides"]
+__all__ = ["PageFacts", "checked_width", "install_page_facts", "later", "unique_besides"]
 
 #: When a write changed a page, as the triggers write it (UTC, to the second).
 _NOW = "strftime('%Y-%m-%dT%H:%M:%SZ', 'now')"
@@ -72,7 +72,7 @@ def install_page_facts(
     site: one call at deployment time). A new width, or ``recount=True``, counts the
     pages again from the table under a new epoch, so no old ETag matches.
     """
-    width = _checked_width(page_width)
+    width = checked_width(page_width)
     t, k, f = quoted("table", table), quoted("key", key), quoted("facts", facts)
     layout = quoted("facts", f"{facts}_layout")
     lm = "NULL" if lastmod is None else f"NEW.{quoted('lastmod', lastmod)}"
@@ -96,7 +96,8 @@ def install_page_facts(
     conn.commit()
 
 
-def _checked_width(page_width: object) -> int:
+def checked_width(page_width: object) -> int:
+    """``page_width`` if it is a whole number from 1 to 50,000, else raise."""
     if isinstance(page_width, bool) or not isinstance(page_width, int):
         raise ConfigurationError(f"page_width must be an int, got {page_width!r}")
     if not 1 <= page_width <= MAX_URLS_PER_SITEMAP:
@@ -196,70 +197,60 @@ def later(newest: object, changed: object) -> str | None:
     return max(dates, key=lastmod_instant) if dates else None
 
 
-#: Runs one small statement with its parameters and returns all its rows.
-Query = Callable[[str, tuple[object, ...]], Sequence[Any]]
-
-
 class PageFacts:
-    """Reads the page facts of :func:`install_page_facts` for one source.
+    """The statements that read the page facts of ``facts``, and what their rows mean.
 
-    ``query`` runs a statement with its parameters on a connection for facts (the
-    source's own, per thread) and returns all its rows.
+    Shared by the SQL sources, which run the statements (sync or async, on SQLite or
+    through SQLAlchemy: named parameters, double-quoted names) and hand the rows back.
     """
 
-    def __init__(
-        self, facts: str, query: Callable[[str, tuple[object, ...]], Sequence[Any]]
-    ) -> None:
+    def __init__(self, facts: str) -> None:
         f, layout = quoted("page_facts", facts), quoted("page_facts", f"{facts}_layout")
-        self._facts = facts
-        self._query = query
-        self._version_sql = f"SELECT epoch, version, width FROM {layout}"
-        self._pages_sql = (
-            f"SELECT page, urls, newest, changed, version FROM {f}"
-            " WHERE page >= ? AND page < ? AND urls > 0 ORDER BY page"
+        self.name = facts
+        #: The whole source's version: one row.
+        self.layout_sql = f"SELECT epoch, version, width FROM {layout}"
+        #: The pages numbered [first, stop) that hold rows, with the layout.
+        self.pages_sql = (
+            f"SELECT l.epoch, l.width, f.page, f.urls, f.newest, f.changed, f.version"
+            f" FROM {f} AS f CROSS JOIN {layout} AS l"
+            " WHERE f.page >= :low AND f.page < :high AND f.urls > 0 ORDER BY f.page"
         )
-        self._count_sql = f"SELECT COALESCE(SUM(urls), 0) FROM {f}"
+        #: How many rows the pages hold.
+        self.count_sql = f"SELECT COALESCE(SUM(urls), 0) FROM {f}"
 
-    def layout(self) -> tuple[str, int, int]:
-        """The installation's epoch, its version (bumped by every write) and its width."""
-        try:
-            rows = self._query(self._version_sql, ())
-        except sqlite3.OperationalError as exc:
-            if "no such table" not in str(exc):
-                raise
-            rows = []
+    def not_installed(self) -> ConfigurationError:
+        """The error of a source whose page facts are not there."""
+        return ConfigurationError(
+            f"page facts {self.name!r} are not installed; create them with install_page_facts()"
+        )
+
+    def fingerprint(self, rows: Sequence[Any]) -> object:
+        """The whole source's fingerprint from the rows of :attr:`layout_sql`."""
         if not rows:
-            raise ConfigurationError(
-                f"page facts {self._facts!r} are not installed; create them with"
-                " install_page_facts()"
-            )
-        epoch, version, width = rows[0]
-        return str(epoch), int(version), int(width)
+            raise self.not_installed()
+        epoch, version, _ = rows[0]
+        return ("pages", str(epoch), int(version))
 
-    def fingerprint(self) -> object:
-        """The whole source's fingerprint: the epoch and the version (one row)."""
-        epoch, version, _ = self.layout()
-        return ("pages", epoch, version)
+    @staticmethod
+    def bounds(first: int, stop: int) -> dict[str, int]:
+        """The parameters of :attr:`pages_sql` for the page numbers ``[first, stop)``."""
+        # Numbers are pages + 1; SQL integers stop at 2**63 - 1. Asked from the first
+        # page, pages below 0 (negative keys) come too, for the core to refuse: their
+        # rows are on no page a URL can name.
+        low = first - 1 if first > 1 else -(2**63)
+        return {"low": low, "high": min(stop - 1, 2**63 - 1)}
 
-    def count(self) -> int:
-        """How many rows the pages hold."""
-        return int(self._query(self._count_sql, ())[0][0])
-
-    def pages(self, first: int, stop: int) -> list[Page]:
-        """The pages numbered ``[first, stop)`` that hold rows, in order: one query."""
-        epoch, _, width = self.layout()
-        # Numbers are pages + 1; SQLite's integers stop at 2**63 - 1. Asked from the
-        # first page, pages below 0 (negative keys) come too, for the core to refuse:
-        # their rows are on no page a URL can name.
-        low, high = (first - 1 if first > 1 else -(2**63)), min(stop - 1, 2**63 - 1)
+    @staticmethod
+    def pages(rows: Sequence[Any]) -> list[Page]:
+        """The :class:`Page` objects of the rows of :attr:`pages_sql`."""
         return [
             Page(
                 page + 1,
                 page * width,
                 (page + 1) * width,
-                urls,
+                int(urls),
                 later(newest, changed),
-                (epoch, page, version),
+                (str(epoch), page, int(version)),
             )
-            for page, urls, newest, changed, version in self._query(self._pages_sql, (low, high))
+            for epoch, width, page, urls, newest, changed, version in rows
         ]

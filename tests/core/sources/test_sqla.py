@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from postgres import postgres_server
 from sqlalchemy import (
     Column,
     Date,
@@ -78,12 +77,6 @@ def url(i: int) -> str:
 
 def build(row: Any) -> Entry:
     return Entry(f"{ORIGIN}/posts/{row.slug}", lastmod=row.updated_at)
-
-
-@pytest.fixture(scope="session")
-def postgres_url() -> Iterator[str]:
-    with postgres_server() as url:
-        yield url
 
 
 class Db:

@@ -1,0 +1,200 @@
+"""Stable pages through SQLAlchemy: page facts on PostgreSQL (and SQLite).
+
+The same facts as :mod:`sitemap_core.sources.sql.sqlite_pages` (one row per page of
+``page_width`` keys: its count, newest ``lastmod``, last write and version; one layout
+row: the width, a version bumped by every write, an epoch), kept on PostgreSQL by
+``FOR EACH STATEMENT`` triggers that read the statement's transition tables: a write
+of one row or of a million updates each touched page once, grouped, in the writing
+transaction. ``TRUNCATE`` empties every page. Two transactions writing to one page
+queue on its facts row, so counts stay exact under concurrency.
+
+MySQL and MariaDB: the facts need triggers the application's user seldom may create,
+and MySQL has no statement triggers; ``docs/sqlalchemy.md`` gives the row triggers to
+run once as an administrator.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from sqlalchemy import Connection, Engine, inspect
+
+from sitemap_core.errors import ConfigurationError
+from sitemap_core.limits import MAX_URLS_PER_SITEMAP
+from sitemap_core.sources.sql import sqlite_pages
+from sitemap_core.sources.sql.names import quoted
+
+__all__ = ["install_page_facts"]
+
+
+def install_page_facts(
+    target: Connection | Engine,
+    table: str,
+    key: str,
+    facts: str,
+    *,
+    lastmod: str | None = None,
+    page_width: int = MAX_URLS_PER_SITEMAP,
+    recount: bool = False,
+) -> None:
+    """Create the page facts ``facts`` of ``table`` and the triggers that keep them.
+
+    As :func:`sitemap_core.sources.sql.sqlite_pages.install_page_facts`, for a SQLAlchemy
+    ``Engine`` or ``Connection`` on PostgreSQL or SQLite: idempotent (the upgrade of a
+    site is this one call at deployment time), a new width or ``recount=True`` counts
+    the pages again under a new epoch. Commits (on a Connection already in a
+    transaction, the caller commits).
+    """
+    if isinstance(target, Engine):
+        with target.begin() as conn:
+            _install(conn, table, key, facts, lastmod, page_width, recount)
+        return
+    began = not target.in_transaction()
+    _install(target, table, key, facts, lastmod, page_width, recount)
+    if began:
+        target.commit()
+
+
+def _install(
+    conn: Connection,
+    table: str,
+    key: str,
+    facts: str,
+    lastmod: str | None,
+    page_width: int,
+    recount: bool,
+) -> None:
+    dialect = conn.dialect.name
+    if dialect == "sqlite":
+        raw = conn.connection.driver_connection
+        sqlite_pages.install_page_facts(
+            raw,  # type: ignore[arg-type]
+            table,
+            key,
+            facts,
+            lastmod=lastmod,
+            page_width=page_width,
+            recount=recount,
+        )
+        return
+    if dialect != "postgresql":
+        raise ConfigurationError(
+            f"no page facts DDL for the {dialect!r} dialect here (PostgreSQL and SQLite);"
+            " docs/sqlalchemy.md gives the MySQL statements to run once"
+        )
+    width = sqlite_pages.checked_width(page_width)
+    names = _Names(conn, table, key, facts, lastmod)
+    for statement in names.tables():
+        conn.exec_driver_sql(statement)
+    known = conn.exec_driver_sql(f"SELECT width FROM {names.layout}").first()
+    if known is None or known[0] != width or recount:
+        for statement in names.recount(width):
+            conn.exec_driver_sql(statement)
+        conn.exec_driver_sql(
+            f"INSERT INTO {names.layout} (width, epoch, version) VALUES (%(width)s, %(epoch)s, 0)",
+            {"width": width, "epoch": secrets.token_hex(8)},
+        )
+    for statement in names.triggers(width):
+        conn.exec_driver_sql(statement)
+
+
+class _Names:
+    """The quoted names and column types of one installation, and its DDL."""
+
+    def __init__(
+        self, conn: Connection, table: str, key: str, facts: str, lastmod: str | None
+    ) -> None:
+        columns = {c["name"]: c for c in inspect(conn).get_columns(table)}
+        for name in (key, lastmod):
+            if name is not None and name not in columns:
+                raise ConfigurationError(f"table {table!r} has no column {name!r}")
+        if columns[key]["type"].python_type is not int:
+            raise ConfigurationError(
+                f"key {key!r} of table {table!r} is not an integer column: page facts need"
+                " an integer key (pages are ranges of keys)"
+            )
+        self.table, self.key = quoted("table", table), quoted("key", key)
+        self.facts = quoted("facts", facts)
+        self.layout = quoted("facts", f"{facts}_layout")
+        self.prefix = f"{table}_{facts}"
+        self.lastmod = None if lastmod is None else quoted("lastmod", lastmod)
+        self.date_type = (
+            "TEXT" if lastmod is None else columns[lastmod]["type"].compile(dialect=conn.dialect)
+        )
+
+    def page_of(self, image: str, width: int) -> str:
+        # Rounded down also below 0 (integer division truncates toward zero).
+        k = f"{image}.{self.key}"
+        return f"(CASE WHEN {k} >= 0 THEN {k} / {width} ELSE ({k} + 1) / {width} - 1 END)"
+
+    def tables(self) -> list[str]:
+        return [
+            f"CREATE TABLE IF NOT EXISTS {self.facts} (page BIGINT PRIMARY KEY,"
+            f" urls BIGINT NOT NULL, newest {self.date_type}, changed TIMESTAMPTZ,"
+            " version BIGINT NOT NULL)",
+            f"CREATE TABLE IF NOT EXISTS {self.layout} (width BIGINT NOT NULL,"
+            " epoch TEXT NOT NULL, version BIGINT NOT NULL)",
+        ]
+
+    def recount(self, width: int) -> list[str]:
+        # Every page's facts from the table, in one grouped pass (the layout row
+        # follows, under a new epoch).
+        newest = "NULL" if self.lastmod is None else f"MAX(t.{self.lastmod})"
+        return [
+            f"DELETE FROM {self.facts}",
+            f"INSERT INTO {self.facts} (page, urls, newest, changed, version)"
+            f" SELECT {self.page_of('t', width)}, COUNT(*), {newest}, NULL, 1"
+            f" FROM {self.table} AS t GROUP BY 1",
+            f"DELETE FROM {self.layout}",
+        ]
+
+    def _upsert(self, changes: str) -> str:
+        # Each page a statement touched, once: rows in (+1, dated) and out (-1).
+        return (
+            f"INSERT INTO {self.facts} AS x (page, urls, newest, changed, version)"
+            f" SELECT page, SUM(n), MAX(lm), now(), 1 FROM ({changes}) AS c GROUP BY page"
+            " ON CONFLICT (page) DO UPDATE SET urls = x.urls + excluded.urls,"
+            " newest = GREATEST(x.newest, excluded.newest), changed = excluded.changed,"
+            " version = x.version + 1;"
+        )
+
+    def triggers(self, width: int) -> list[str]:
+        date = "NULL" if self.lastmod is None else f"r.{self.lastmod}"
+        arrived = f"SELECT {self.page_of('r', width)} AS page, 1 AS n, {date} AS lm FROM new_rows r"
+        left = (
+            f"SELECT {self.page_of('r', width)} AS page, -1 AS n,"
+            f" NULL::{self.date_type} AS lm FROM old_rows r"
+        )
+        bump = f"UPDATE {self.layout} SET version = version + 1;"
+        bodies = {
+            "INSERT": self._upsert(arrived),
+            "UPDATE": self._upsert(f"{left} UNION ALL {arrived}"),
+            "DELETE": self._upsert(left),
+        }
+        statements = []
+        for event, body in bodies.items():
+            function = quoted("function", f"{self.prefix}_{event.lower()}")
+            trigger = quoted("trigger", f"{self.prefix}_{event.lower()}")
+            images = {
+                "INSERT": "NEW TABLE AS new_rows",
+                "UPDATE": "OLD TABLE AS old_rows NEW TABLE AS new_rows",
+                "DELETE": "OLD TABLE AS old_rows",
+            }[event]
+            statements += [
+                f"CREATE OR REPLACE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql"
+                f" AS $$ BEGIN {body} {bump} RETURN NULL; END $$",
+                f"DROP TRIGGER IF EXISTS {trigger} ON {self.table}",
+                f"CREATE TRIGGER {trigger} AFTER {event} ON {self.table}"
+                f" REFERENCING {images} FOR EACH STATEMENT EXECUTE FUNCTION {function}()",
+            ]
+        function = quoted("function", f"{self.prefix}_truncate")
+        trigger = quoted("trigger", f"{self.prefix}_truncate")
+        return [
+            *statements,
+            f"CREATE OR REPLACE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $$"
+            f" BEGIN UPDATE {self.facts} SET urls = 0, changed = now(), version = version + 1;"
+            f" {bump} RETURN NULL; END $$",
+            f"DROP TRIGGER IF EXISTS {trigger} ON {self.table}",
+            f"CREATE TRIGGER {trigger} AFTER TRUNCATE ON {self.table}"
+            f" FOR EACH STATEMENT EXECUTE FUNCTION {function}()",
+        ]

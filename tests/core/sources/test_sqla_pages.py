@@ -1,0 +1,242 @@
+"""The SQLAlchemy sources with page facts: stable pages on SQLite and PostgreSQL.
+
+PostgreSQL is started by the tests (``tests/postgres.py``), as for ``test_sqla.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lxml import etree
+from sqlalchemy import delete, func, insert, select, text, update
+from sqlalchemy.ext.asyncio import create_async_engine
+from xsd import validate
+
+from sitemap_core import ConfigurationError
+from sitemap_core.sources.sql.sqla import (
+    AsyncSQLAlchemySource,
+    SQLAlchemySource,
+    install_page_facts,
+)
+from tests.core.sources.test_sqla import (
+    ASYNC_DRIVERS,
+    ORIGIN,
+    Db,
+    day,
+    make_db,
+    posts,
+)
+
+WIDTH = 10
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
+    yield from make_db(request, tmp_path, request.param)
+
+
+@pytest.fixture(params=list(ASYNC_DRIVERS))
+def adb(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
+    yield from make_db(request, tmp_path, request.param)
+
+
+def filled(db: Db, keys: Any, width: int = WIDTH) -> Db:
+    db.fill(0)
+    with db.engine.begin() as conn:
+        conn.execute(
+            insert(posts), [{"id": i, "slug": f"p{i}", "updated_at": day(i)} for i in keys]
+        )
+    install_page_facts(
+        db.engine, "posts", "id", "posts_pages", lastmod="updated_at", page_width=width
+    )
+    return db
+
+
+def source(db: Db) -> SQLAlchemySource:
+    return SQLAlchemySource(
+        db.engine,
+        posts,
+        key="id",
+        lastmod="updated_at",
+        build=f"{ORIGIN}/posts/{{slug}}",
+        page_facts="posts_pages",
+    )
+
+
+def flask_client(src: Any) -> Any:
+    from flask import Flask
+
+    from flask_sitemapper import Sitemapper
+
+    app = Flask(__name__)
+    app.testing = True  # a source's error reaches the test
+    app.config["SITEMAP_BASE_URL"] = ORIGIN
+    Sitemapper(app).add_source("posts", src, page_size=WIDTH)
+    return app.test_client()
+
+
+def index_of(body: bytes) -> dict[str, str | None]:
+    validate(body)
+    ns = {"sm": "http://www.sitemaps.org/schemas/sitemap/0.9"}
+    return {
+        str(child.findtext("sm:loc", namespaces=ns)).removeprefix(ORIGIN): child.findtext(
+            "sm:lastmod", namespaces=ns
+        )
+        for child in etree.fromstring(body).iterfind("sm:sitemap", ns)
+    }
+
+
+def snapshot(get: Any) -> tuple[dict[str, str | None], dict[str, str]]:
+    """The index (path -> lastmod) and each page's ETag, every document validated."""
+    index = index_of(get("/sitemap.xml").data)
+    tags = {}
+    for path in index:
+        page = get(path)
+        assert page.status_code == 200, path
+        validate(page.data)
+        tags[path] = page.headers["ETag"]
+    return index, tags
+
+
+@pytest.mark.parametrize(
+    ("statement", "changed"),
+    [
+        (delete(posts).where(posts.c.id == 12), "/sitemap-posts-2.xml"),
+        (update(posts).where(posts.c.id == 3).values(slug="edited"), "/sitemap-posts-1.xml"),
+        (insert(posts).values(id=28, slug="new", updated_at=day(1)), "/sitemap-posts-3.xml"),
+    ],
+    ids=["delete", "update", "insert"],
+)
+def test_one_write_changes_one_page(db: Db, statement: Any, changed: str) -> None:
+    filled(db, [k for k in range(1, 50) if k != 28])
+    client = flask_client(source(db))
+    index, tags = snapshot(client.get)
+    db.write(statement)
+    index_after, tags_after = snapshot(client.get)
+    assert [path for path in tags if tags[path] != tags_after[path]] == [changed]
+    assert [path for path in index if index[path] != index_after[path]] == [changed]
+
+
+def test_a_bulk_write_keeps_every_count_exact(db: Db) -> None:
+    filled(db, range(1, 200))
+    db.write(delete(posts).where(posts.c.id % 3 == 0))
+    db.write(update(posts).where(posts.c.id < 40).values(id=posts.c.id + 1000))
+    with db.engine.begin() as conn:
+        conn.execute(
+            insert(posts),
+            [{"id": i, "slug": f"n{i}", "updated_at": day(i)} for i in range(500, 620)],
+        )
+        kept = dict(conn.execute(text("SELECT page, urls FROM posts_pages WHERE urls > 0")).all())
+        page = posts.c.id // WIDTH
+        actual = {int(p): n for p, n in conn.execute(select(page, func.count()).group_by(page))}
+    assert kept == actual
+
+
+def test_concurrent_writers_to_one_page_keep_its_count(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    for db in make_db(request, tmp_path, "postgresql"):
+        filled(db, range(1, 5), width=1000)
+        threads = [
+            threading.Thread(target=add_rows, args=(db, start)) for start in (100, 200, 300, 400)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        with db.engine.connect() as conn:
+            urls = conn.execute(text("SELECT urls FROM posts_pages WHERE page = 0")).scalar()
+        assert urls == 4 + 4 * 50
+
+
+def add_rows(db: Db, first: int) -> None:
+    """Fifty rows from key ``first``, each in a transaction of its own."""
+    for i in range(first, first + 50):
+        db.write(insert(posts).values(id=i, slug=f"c{i}", updated_at=day(i)))
+
+
+def test_an_emptied_page_answers_404_and_a_truncate_empties_all(db: Db) -> None:
+    filled(db, range(1, 30))
+    client = flask_client(source(db))
+    db.write(delete(posts).where(posts.c.id.between(10, 19)))
+    assert client.get("/sitemap-posts-2.xml").status_code == 404
+    assert list(index_of(client.get("/sitemap.xml").data)) == [
+        "/sitemap-posts-1.xml",
+        "/sitemap-posts-3.xml",
+    ]
+    if db.engine.dialect.name == "postgresql":
+        db.write(text("TRUNCATE posts"))
+        assert client.get("/sitemap.xml").status_code == 404
+        assert client.get("/sitemap-posts-1.xml").status_code == 404
+
+
+def test_a_304_reads_only_the_page_facts(db: Db) -> None:
+    filled(db, range(1, 30))
+    client = flask_client(source(db))
+    etag = client.get("/sitemap-posts-2.xml").headers["ETag"]
+    db.clear()
+    assert client.get("/sitemap-posts-2.xml", headers={"If-None-Match": etag}).status_code == 304
+    assert db.log and all("posts_pages" in sql for sql in db.log)
+
+
+def test_install_is_idempotent(db: Db) -> None:
+    filled(db, range(1, 30))
+    client = flask_client(source(db))
+    before = snapshot(client.get)
+    install_page_facts(
+        db.engine, "posts", "id", "posts_pages", lastmod="updated_at", page_width=WIDTH
+    )
+    assert snapshot(client.get) == before
+
+
+def test_facts_not_installed_and_bad_arguments_are_clear_errors(db: Db) -> None:
+    db.fill(3)
+    client = flask_client(source(db))
+    with pytest.raises(ConfigurationError, match="install_page_facts"):
+        client.get("/sitemap.xml")
+    with pytest.raises(ConfigurationError, match="where="):
+        SQLAlchemySource(
+            db.engine, posts, key="id", build=str, where=posts.c.id > 1, page_facts="p"
+        )
+    with pytest.raises(ConfigurationError, match="integer"):
+        install_page_facts(db.engine, "posts", "slug", "slug_pages")
+
+
+def test_the_async_source_serves_the_same_documents(adb: Db) -> None:
+    from starlette.applications import Starlette
+    from starlette.testclient import TestClient
+
+    from asgi_sitemap import SitemapMiddleware
+
+    filled(adb, [*range(1, 25), *range(41, 47)])
+    expected = snapshot(flask_client(source(adb)).get)
+    engine = create_async_engine(adb.async_url)
+    async_src = AsyncSQLAlchemySource(
+        engine,
+        posts,
+        key="id",
+        lastmod="updated_at",
+        build=f"{ORIGIN}/posts/{{slug}}",
+        page_facts="posts_pages",
+    )
+    app = SitemapMiddleware(Starlette(), {"posts": async_src}, base_url=ORIGIN, page_size=WIDTH)
+    try:
+        with TestClient(app, base_url=ORIGIN) as client:
+
+            def get(path: str) -> Any:
+                response = client.get(path)
+                response.data = response.content
+                response.status_code = response.status_code
+                return response
+
+            got = snapshot(get)
+            assert list(got[0]) == list(expected[0])
+            assert got[0] == expected[0]
+            assert client.get("/sitemap-posts-4.xml").status_code == 404
+    finally:
+        asyncio.run(engine.dispose())

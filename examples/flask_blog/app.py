@@ -5,7 +5,7 @@ Run it (from this folder): ``gunicorn app:app`` or ``flask --app app run``.
 * 120,000 posts are created in ``blog.db`` on first run (``BLOG_DATABASE`` moves it).
 * ``DATABASE_URL=postgresql://user@host:port/db gunicorn app:app`` serves the same posts
   from PostgreSQL instead (``pip install "dynamic-sitemaps[flask,postgresql]"``): the
-  first worker to start creates and fills the ``posts`` table and its change log, under
+  first worker to start creates and fills the ``posts`` table and its page facts, under
   an advisory lock, so the others wait for it and find it filled. A plain
   ``postgresql://`` (or ``postgres://``) URL is read with the psycopg 3 driver
   (``sitemap_core.sqla_url.engine_url``); a URL naming its driver
@@ -14,28 +14,27 @@ Run it (from this folder): ``gunicorn app:app`` or ``flask --app app run``.
 * Static pages and the tag pages are listed with ``@sitemapper.include``; the posts
   come from the library's :class:`~sitemap_core.sql.SQLiteSource` (on PostgreSQL,
   :class:`~sitemap_core.sqla.SQLAlchemySource`), the fast way to list a big table:
-  each child sitemap is one bounded query (keyset paging) whose rows are written out
-  as they are read, never held as a list. Each becomes a tuple row ``(loc, lastmod,
+  each child sitemap is one range of post ids read by one query, whose rows are
+  written out as they are read, never held as a list. Each becomes a tuple row ``(loc, lastmod,
   changefreq, priority, images)``, checked as an ``Entry`` would be but written in
   one pass. Their URLs come from ``url_builder("post")``: exactly what
   ``url_for("post", ..., _external=True)`` gives, at a fraction of its cost.
-* A change log (:func:`~sitemap_core.sql.install_change_log`: triggers that record
-  the id of every inserted, updated or deleted post; on PostgreSQL
-  :func:`~sitemap_core.sqla.install_change_log`) versions the table exactly. So
-  the count, each page's fingerprint (its ETag) and each page's newest ``updated_at``
-  (its Last-Modified, and its ``<lastmod>`` in the index) cost one tiny query per
-  request, and are remembered while the table is unchanged: a 304, a cached page and
-  ``/sitemap.xml`` never count or scan the posts. After a new post only the last
-  page's facts are read again; after an edit, those of the pages from the edited
-  post on. The log gains a row per change: prune old rows now and then
-  (``DELETE FROM posts_changes WHERE id < ...``).
+* Page facts (:func:`~sitemap_core.sql.install_page_facts`; on PostgreSQL
+  :func:`~sitemap_core.sqla.install_page_facts`): triggers keep, for each page of
+  post ids, its count, its newest ``updated_at``, when a write last changed it and a
+  version. The index is one query of a row per page, a page's ETag and
+  Last-Modified one query of one row, in every worker, cold or warm: a 304, a cached
+  page and ``/sitemap.xml`` never count or scan the posts. A post stays on its page
+  until it is deleted, so a new, edited or deleted post changes that one page (its
+  ETag, and its ``<lastmod>`` in the index) and no other.
 * Each post lists its cover picture (``/posts/<id>/cover.svg``, drawn on request) as
   an ``<image:image>``; the welcome page exists in English, German and French
   (``/en/welcome``, ``/de/welcome``, ``/fr/welcome``), declared once with
   ``hreflang="lang"``: each of the three URLs lists all three, plus ``x-default``.
 * ``/sitemap.html`` shows the same sitemap to people, page by page;
   ``FLASK_SITEMAP_PAGE_SIZE=1000`` makes the pages (XML and HTML) smaller than the
-  protocol's 50,000 URLs.
+  protocol's 50,000 URLs (the page facts are then counted again for pages of 1,000
+  post ids, once, at start).
 * The sitemap's URLs use the request's host when it is localhost / 127.0.0.1;
   set ``FLASK_SITEMAP_BASE_URL=https://blog.example.com`` to fix them instead.
 """
@@ -70,7 +69,7 @@ from sqlalchemy import (
 
 from flask_sitemapper import Sitemapper, url_builder
 from sitemap_core import sqla
-from sitemap_core.sql import SQLiteSource, install_change_log
+from sitemap_core.sql import SQLiteSource, install_page_facts
 from sitemap_core.sqla_url import engine_url
 
 POST_COUNT = 120_000
@@ -84,8 +83,11 @@ DATABASE = Path(os.environ.get("BLOG_DATABASE", Path(__file__).with_name("blog.d
 DATABASE_URL = os.environ.get("DATABASE_URL", "")
 if DATABASE_URL.startswith("sqlite:///"):
     DATABASE, DATABASE_URL = Path(DATABASE_URL.removeprefix("sqlite:///")), ""
-#: The table the change log triggers write to (see install_change_log).
-CHANGE_LOG = "posts_changes"
+#: The table of page facts the triggers keep (see install_page_facts).
+PAGE_FACTS = "posts_pages"
+#: Post ids per page: the site's page size (FLASK_SITEMAP_PAGE_SIZE, else 50,000), so
+#: that no page lists more URLs than the setting allows.
+PAGE_WIDTH = int(os.environ.get("FLASK_SITEMAP_PAGE_SIZE") or 50_000)
 #: The welcome page in each language the blog speaks (the URL's first segment).
 WELCOME = {
     "en": "Welcome to the blog",
@@ -104,15 +106,20 @@ def stand_in_posts(count: int = POST_COUNT) -> Iterator[tuple[int, str, str, dat
 # -- SQLite (the default) ----------------------------------------------------------------
 
 
-def create_database(path: Path, posts: int = POST_COUNT) -> None:
-    """Create the posts table with ``posts`` rows and its change log, unless it exists.
+def install_facts(db: sqlite3.Connection) -> None:
+    """The page facts of the posts, for pages of PAGE_WIDTH ids (idempotent)."""
+    install_page_facts(db, "posts", "id", PAGE_FACTS, lastmod="updated_at", page_width=PAGE_WIDTH)
 
-    A database made by an older version of this example gets the change log added
-    (installing it is idempotent): a real app does this once, at deployment time.
+
+def create_database(path: Path, posts: int = POST_COUNT) -> None:
+    """Create the posts table with ``posts`` rows and its page facts, unless it exists.
+
+    A database made by an older version of this example gets the page facts added
+    (installing them is idempotent): a real app does this once, at deployment time.
     """
     if path.exists():
         with closing(sqlite3.connect(path)) as db:
-            install_change_log(db, "posts", "id", CHANGE_LOG)
+            install_facts(db)
         return
     # Build under a private name and rename: several gunicorn workers may start at once,
     # and none of them may see a half-filled database.
@@ -129,9 +136,9 @@ def create_database(path: Path, posts: int = POST_COUNT) -> None:
                 " tag TEXT NOT NULL, updated_at TEXT NOT NULL)"
             )
             db.executemany("INSERT INTO posts VALUES (?, ?, ?, ?)", rows)
-        # After the bulk load, so that it does not log 120,000 inserts: from now on
-        # every change to posts is recorded.
-        install_change_log(db, "posts", "id", CHANGE_LOG)
+        # After the bulk load, in one grouped pass: from now on every change to posts
+        # keeps its page's facts.
+        install_facts(db)
         # Write-ahead logging (kept in the file): readers in every worker never wait
         # for a writer, and each request's version read costs about half as much.
         db.execute("PRAGMA journal_mode=WAL")
@@ -162,7 +169,7 @@ posts_table = Table(
 
 
 def create_tables(conn: Connection, posts: int = POST_COUNT) -> None:
-    """Create and fill the posts table and its change log, unless it exists.
+    """Create and fill the posts table and its page facts, unless it exists.
 
     In one transaction (the caller's) under an advisory lock: the gunicorn workers all
     run this at start-up, and the first one fills the table while the others wait for
@@ -170,6 +177,10 @@ def create_tables(conn: Connection, posts: int = POST_COUNT) -> None:
     """
     conn.execute(select(func.pg_advisory_xact_lock(SETUP_LOCK)))
     if inspect(conn).has_table("posts"):
+        # Idempotent: a table of an older version of this example gets its facts.
+        sqla.install_page_facts(
+            conn, "posts", "id", PAGE_FACTS, lastmod="updated_at", page_width=PAGE_WIDTH
+        )
         return
     metadata.create_all(conn)
     # Batches of 10,000 rows, which SQLAlchemy sends as multi-row INSERTs (1,000 rows
@@ -180,8 +191,11 @@ def create_tables(conn: Connection, posts: int = POST_COUNT) -> None:
         conn.execute(insert(posts_table), batch)
     # The ids were given: new posts are numbered after them.
     conn.execute(select(func.setval(func.pg_get_serial_sequence("posts", "id"), posts)))
-    # After the bulk load, as on SQLite: from now on every change to posts is recorded.
-    sqla.install_change_log(conn, "posts", "id", CHANGE_LOG)
+    # After the bulk load, as on SQLite: from now on every change to posts keeps its
+    # page's facts.
+    sqla.install_page_facts(
+        conn, "posts", "id", PAGE_FACTS, lastmod="updated_at", page_width=PAGE_WIDTH
+    )
 
 
 # -- the sitemap -------------------------------------------------------------------------
@@ -207,8 +221,8 @@ def post_row(row: tuple[int, Any]) -> tuple[str, Any, None, None, list[str]]:
 
 #: The PostgreSQL engine (None on SQLite).
 engine: Engine | None = None
-#: The posts in id order. ``updated_at`` is each post's lastmod, and its maximum over
-#: a page that page's newest; the change log makes every fact exact and cheap.
+#: The posts in id order, in pages of PAGE_WIDTH ids. ``updated_at`` is each post's
+#: lastmod; the page facts make every fact of a page exact and cheap.
 posts: SQLiteSource | sqla.SQLAlchemySource
 if DATABASE_URL:
     engine = create_engine(engine_url(DATABASE_URL, backends={"postgresql"}))
@@ -224,7 +238,7 @@ if DATABASE_URL:
         build=post_row,
         columns=("id", "updated_at"),
         lastmod="updated_at",
-        change_log=CHANGE_LOG,
+        page_facts=PAGE_FACTS,
     )
 else:
     create_database(DATABASE)
@@ -235,7 +249,7 @@ else:
         post_row,
         columns=("id", "updated_at"),
         lastmod="updated_at",
-        change_log=CHANGE_LOG,
+        page_facts=PAGE_FACTS,
         row_factory=None,  # post_row takes plain tuples: cheaper than sqlite3.Row per row
     )
 

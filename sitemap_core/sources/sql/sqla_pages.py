@@ -123,9 +123,8 @@ class _Names:
         )
 
     def page_of(self, image: str, width: int) -> str:
-        # Rounded down also below 0 (integer division truncates toward zero).
-        k = f"{image}.{self.key}"
-        return f"(CASE WHEN {k} >= 0 THEN {k} / {width} ELSE ({k} + 1) / {width} - 1 END)"
+        # See sqlite_pages.page_of: the same arithmetic in PostgreSQL.
+        return sqlite_pages.page_of(f"{image}.{self.key}", width)
 
     def tables(self) -> list[str]:
         return [

@@ -1,8 +1,8 @@
 """Stable pages for an SQLite table: page facts kept by triggers (standard library only).
 
 :func:`install_page_facts` creates, beside a table with an integer key, a table of
-**page facts**: for each page of ``page_width`` keys (page *p* holds the keys in
-``[p * width, (p + 1) * width)``, numbered *p* + 1 in its URL), how many rows it
+**page facts**: for each page of ``page_width`` keys (page *p*, numbered *p* + 1 in
+its URL, holds the keys ``p * width + 1`` to ``(p + 1) * width``), how many rows it
 holds, the newest ``lastmod`` among them, when a write last changed it and a version
 that every such write bumps. ``AFTER INSERT / UPDATE / DELETE`` triggers keep them
 current in the writing transaction itself, so every process, cold or warm, reads the
@@ -34,19 +34,30 @@ from sitemap_core.model.values import lastmod_instant, normalise_lastmod
 from sitemap_core.sources.pages import Page
 from sitemap_core.sources.sql.names import quoted
 
-__all__ = ["PageFacts", "checked_width", "install_page_facts", "later", "unique_besides"]
+__all__ = [
+    "PageFacts",
+    "checked_width",
+    "install_page_facts",
+    "later",
+    "page_of",
+    "unique_besides",
+]
 
 #: When a write changed a page, as the triggers write it (UTC, to the second).
 _NOW = "strftime('%Y-%m-%dT%H:%M:%SZ', 'now')"
 
 
-def _page_of(image: str, key: str, width: int) -> str:
-    # The page of a row's key, rounded down also below 0 (SQLite's division truncates
-    # toward zero): a negative key lands on a page the index refuses, never on page 1.
-    column = f"{image}.{key}"
-    return (
-        f"(CASE WHEN {column} >= 0 THEN {column} / {width} ELSE ({column} + 1) / {width} - 1 END)"
-    )
+def page_of(key: str, width: int) -> str:
+    """The SQL of the page that the row whose key is ``key`` (an SQL expression) is on.
+
+    Page *p* holds the keys ``p * width + 1`` to ``(p + 1) * width``, so that the pages of
+    an id counted from 1 without gaps are the pages by rank (an upgrade keeps them).
+    Rounded down also below 1: a key below 1 lands on a page below 0, which the index
+    refuses, never on page 1.
+    """
+    # Integer division truncates toward zero, which is rounding down from key 1 on;
+    # below, (key - width) / width rounds (key - 1) / width down.
+    return f"(CASE WHEN {key} >= 1 THEN ({key} - 1) / {width} ELSE ({key} - {width}) / {width} END)"
 
 
 def install_page_facts(
@@ -77,6 +88,11 @@ def install_page_facts(
     layout = quoted("facts", f"{facts}_layout")
     lm = "NULL" if lastmod is None else f"NEW.{quoted('lastmod', lastmod)}"
     _refuse_replace_holes(conn, table, key)
+    if not conn.in_transaction:
+        # One write transaction from the width read to the triggers: workers starting
+        # together install in turn, and no write falls between a recount and its
+        # triggers.
+        conn.execute("BEGIN IMMEDIATE")
     conn.execute(
         f"CREATE TABLE IF NOT EXISTS {f} (page INTEGER PRIMARY KEY, urls INTEGER NOT NULL,"
         " newest, changed TEXT, version INTEGER NOT NULL)"
@@ -149,7 +165,7 @@ def _recount(
     # Every page's facts from the table, in one grouped pass, under a new epoch.
     t, k, f, layout = names
     newest = "NULL" if lastmod is None else f"MAX({quoted('lastmod', lastmod)})"
-    page = _page_of(t, k, width)
+    page = page_of(f"{t}.{k}", width)
     conn.execute(f"DELETE FROM {f}")
     conn.execute(
         f"INSERT INTO {f} (page, urls, newest, changed, version)"
@@ -165,7 +181,7 @@ def _recount(
 def _trigger_bodies(k: str, f: str, layout: str, lm: str, width: int) -> dict[str, str]:
     # What each write does to the facts: the row's page counts it in or out, takes its
     # date, notes the time and bumps its version; the layout's version moves too.
-    new_page, old_page = _page_of("NEW", k, width), _page_of("OLD", k, width)
+    new_page, old_page = page_of(f"NEW.{k}", width), page_of(f"OLD.{k}", width)
     bump = f"UPDATE {layout} SET version = version + 1;"
 
     def arrive(urls: str) -> str:
@@ -246,8 +262,8 @@ class PageFacts:
         return [
             Page(
                 page + 1,
-                page * width,
-                (page + 1) * width,
+                page * width + 1,
+                (page + 1) * width + 1,
                 int(urls),
                 later(newest, changed),
                 (str(epoch), page, int(version)),

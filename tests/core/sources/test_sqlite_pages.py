@@ -82,7 +82,7 @@ def page_paths(listed: dict[str, str | None]) -> list[str]:
 
 
 def test_pages_are_ranges_of_keys_and_skip_empty_ones(tmp_path: Path) -> None:
-    # Keys 1-25 and 41-45: pages 1 (keys 0-9), 2, 3 and 5; page 4 (keys 30-39) is empty.
+    # Keys 1-25 and 41-45: pages 1 (keys 1-10), 2, 3 and 5; page 4 (keys 31-40) is empty.
     path = make_db(tmp_path / "blog.db", [*range(1, 26), *range(41, 46)])
     served = site(path)
     listed = index(served)
@@ -93,7 +93,7 @@ def test_pages_are_ranges_of_keys_and_skip_empty_ones(tmp_path: Path) -> None:
     assert locs(page.body) == [f"{ORIGIN}/posts/p{i}" for i in range(41, 46)]
     first = get(served, "/sitemap-posts-1.xml")
     assert first is not None
-    assert locs(first.body) == [f"{ORIGIN}/posts/p{i}" for i in range(1, 10)]
+    assert locs(first.body) == [f"{ORIGIN}/posts/p{i}" for i in range(1, 11)]
     missing = get(served, "/sitemap-posts-4.xml")
     assert missing is not None and missing.status == 404
 
@@ -143,7 +143,7 @@ def test_a_delete_moves_the_page_lastmod_forward(tmp_path: Path) -> None:
 def test_a_page_emptied_answers_404_and_leaves_the_index(tmp_path: Path) -> None:
     path = make_db(tmp_path / "blog.db", range(1, 30))
     served = site(path)
-    write(path, "DELETE FROM posts WHERE id BETWEEN 10 AND 19")
+    write(path, "DELETE FROM posts WHERE id BETWEEN 11 AND 20")
     gone = get(served, "/sitemap-posts-2.xml")
     assert gone is not None and gone.status == 404
     assert page_paths(index(served)) == ["/sitemap-posts-1.xml", "/sitemap-posts-3.xml"]
@@ -248,7 +248,7 @@ def test_the_html_view_links_the_neighbouring_pages(tmp_path: Path) -> None:
     assert got is not None and got.status == 200
     text = got.body.decode()
     assert "sitemap-posts-1.html" in text and "sitemap-posts-5.html" in text
-    assert "URLs 10 to 14 of 18" in text
+    assert "URLs 11 to 14 of 18" in text
 
 
 @pytest.mark.parametrize(

@@ -121,8 +121,10 @@ def create_database(path: Path, posts: int = POST_COUNT) -> None:
         with closing(sqlite3.connect(path)) as db:
             install_facts(db)
         return
-    # Build under a private name and rename: several gunicorn workers may start at once,
-    # and none of them may see a half-filled database.
+    # Build under a private name, then link it into place: several gunicorn workers may
+    # start at once, none of them may see a half-filled database, and all must read the
+    # same one (a link, unlike a rename, keeps the first worker's file, whose page
+    # facts every worker then reads).
     partial = path.with_name(f".{path.name}.{os.getpid()}")
     # SQLite has no date type: updated_at is ISO 8601 text, with its offset.
     rows = (
@@ -142,7 +144,12 @@ def create_database(path: Path, posts: int = POST_COUNT) -> None:
         # Write-ahead logging (kept in the file): readers in every worker never wait
         # for a writer, and each request's version read costs about half as much.
         db.execute("PRAGMA journal_mode=WAL")
-    os.replace(partial, path)
+    try:
+        os.link(partial, path)
+    except FileExistsError:
+        pass  # another worker's database is in place: read that one
+    finally:
+        partial.unlink()
 
 
 def connect() -> sqlite3.Connection:

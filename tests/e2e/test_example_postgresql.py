@@ -22,6 +22,7 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from pathlib import Path
 
 import httpx
@@ -70,9 +71,17 @@ def test_racing_workers_create_and_fill_the_table_once(served: ServedExample) ->
     assert served.boot_log.count(starts) == site.workers, served.boot_log[-3000:]
     assert served.item_ids == list(range(1, site.item_count + 1))
     assert not served.database.exists(), "a SQLite file was made beside the key"
-    # The bulk load came before the change log's triggers, and no second fill happened
-    # after them: the log is empty and the version untouched. (The examples' tables
-    # and logs are named alike: posts_changes, articles_changes.)
+    # The bulk load came before the triggers, and no second fill happened after them:
+    # the Flask blog's page facts are untouched since their grouped count (version 0,
+    # every page at 1, counting every post), the others' change log is empty. (The
+    # examples' tables and logs are named alike: posts_pages, articles_changes.)
+    if site.name.startswith("flask"):
+        facts = f"{site.table}_pages"
+        assert served.query(f"SELECT version FROM {facts}_layout") == [(0,)]
+        assert served.query(f"SELECT max(version), sum(urls) FROM {facts}") == [
+            (1, site.item_count)
+        ]
+        return
     log = f"{site.table}_changes"
     assert served.query(f"SELECT count(*) FROM {log}") == [(0,)]
     assert served.query(f"SELECT version FROM {log}_version") == [(0,)]
@@ -227,8 +236,9 @@ def test_an_update_reaches_every_worker(edited_blog: tuple[Server, str]) -> None
     assert etags[0].startswith('"'), etags  # identity: a strong tag
 
     # Forwards, then back to where it was (a date moved backwards): both are writes that
-    # every worker sees at its next request, through the change log's version.
+    # every worker sees at its next request, through the page's facts.
     for moment in (NEW_DATE, original):
+        written = datetime.now(UTC).replace(microsecond=0)
         with connect(url) as db:
             db.execute("UPDATE posts SET updated_at = %s WHERE id = %s", (moment, EDITED))
         pages = _from_every_worker(server, "GET", EDITED_PAGE)
@@ -237,10 +247,10 @@ def test_an_update_reaches_every_worker(edited_blog: tuple[Server, str]) -> None
         etags.append(etag)
         for response in pages.values():
             assert _lastmod_of(response.body, f"/posts/{EDITED}") == moment.isoformat()
-        # The page's newest date (its Last-Modified) follows: the edited post is the
-        # newest of its page when moved forwards, and no longer when moved back.
-        newest = _one(pages, "last-modified")
-        assert (newest == "Sat, 01 Jun 2024 12:00:00 GMT") == (moment == NEW_DATE), newest
+        # The page's Last-Modified is when its content last changed (its page facts):
+        # the time of the write, whether the post's date moved forwards or back.
+        changed = parsedate_to_datetime(_one(pages, "last-modified"))
+        assert changed >= written, (changed, written)
         # A client holding the previous ETag gets the page again, and one holding the
         # new one a 304, from either worker.
         stale = _from_every_worker(server, "HEAD", EDITED_PAGE, {"If-None-Match": etags[-2]})

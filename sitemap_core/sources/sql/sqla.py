@@ -877,18 +877,35 @@ class _Base:
             given is not None for given in (version_table, change_log, where)
         ):
             raise ConfigurationError(
-                "page_facts count every row of the table and are the source's version:"
-                " give neither where=, version_table nor change_log with them"
+                "page_facts are the source's version and count the rows their condition"
+                " holds for: give neither version_table nor change_log with them, and the"
+                " where condition to install_page_facts()"
             )
         self._sql = _Statements(
             dialect, table, key, build, columns, lastmod, where, version_table, change_log
         )
         #: The stable pages' facts (only with ``page_facts``; see sqla_pages).
         self._page_facts = None if page_facts is None else PageFacts(page_facts)
+        #: The facts' condition, as last read with them (None: not read yet).
+        self._condition: str | None = None
         #: The facts of the last version seen (a one-item list: plans replace it).
         self._memo: list[_Version | None] = [None]
         #: SQLite: each call opens a read transaction itself (see _sqlite_snapshot).
         self._begin = dialect == "sqlite" and self._sql.version is not None
+
+    def _window(self) -> Any:
+        # A stable page's rows: a range of keys, those the facts' condition holds for.
+        condition = self._condition
+        return self._sql.window.where(text(condition)) if condition else self._sql.window
+
+    def _noted(self, rows: list[Any], layout: bool) -> list[Any]:
+        # Rows of a facts query, the condition they carry noted (see _window).
+        if layout:
+            assert self._page_facts is not None
+            self._condition = self._page_facts.condition(rows)
+        elif rows:
+            self._condition = str(rows[0][-1])
+        return rows
 
     def _still(self, known: _Version, row: Any) -> bool:
         """Whether the version ``row`` read outside a transaction is still ``known``'s
@@ -995,9 +1012,10 @@ class SQLAlchemySource(_Base):
         engine = self._quick or self._engine
         with engine.connect() as conn:
             try:
-                return list(conn.execute(*self._facts_query(kind, params)).all())
+                rows = list(conn.execute(*self._facts_query(kind, params)).all())
             except DBAPIError as exc:
                 raise _missing(self._page_facts, exc) from exc
+        return self._noted(rows, kind == "layout")
 
     def __len__(self) -> int:
         """How many rows the (filtered) source holds; remembered per version (in a
@@ -1018,9 +1036,11 @@ class SQLAlchemySource(_Base):
 
     def stable_items(self, start: int, stop: int) -> Iterator[Item]:
         """The items of the rows whose keys lie in ``[start, stop)``: a stable page."""
+        if self._condition is None:
+            self._facts_rows("layout")
         with self._engine.connect() as conn:
             params = {"low": start, "high": stop}
-            result = conn.execution_options(stream_results=True).execute(self._sql.window, params)
+            result = conn.execution_options(stream_results=True).execute(self._window(), params)
             build = self._sql.build
             try:
                 for row in result:
@@ -1141,9 +1161,10 @@ class AsyncSQLAlchemySource(_Base):
         engine = self._quick or self._engine
         async with engine.connect() as conn:
             try:
-                return list((await conn.execute(*self._facts_query(kind, params))).all())
+                rows = list((await conn.execute(*self._facts_query(kind, params))).all())
             except DBAPIError as exc:
                 raise _missing(self._page_facts, exc) from exc
+        return self._noted(rows, kind == "layout")
 
     async def count(self) -> int:
         """How many rows the (filtered) source holds; remembered per version."""
@@ -1161,8 +1182,10 @@ class AsyncSQLAlchemySource(_Base):
 
     async def stable_items(self, start: int, stop: int) -> AsyncIterator[Item]:
         """As :meth:`SQLAlchemySource.stable_items`, streamed."""
+        if self._condition is None:
+            await self._facts_rows("layout")
         async with self._engine.connect() as conn:
-            result = await conn.stream(self._sql.window, {"low": start, "high": stop})
+            result = await conn.stream(self._window(), {"low": start, "high": stop})
             build = self._sql.build
             try:
                 async for row in result:

@@ -16,15 +16,16 @@ run once as an administrator.
 from __future__ import annotations
 
 import secrets
+from dataclasses import dataclass
 
-from sqlalchemy import Connection, Engine, inspect
+from sqlalchemy import ColumnElement, Connection, Dialect, Engine, inspect, text
 
 from sitemap_core.errors import ConfigurationError
 from sitemap_core.limits import MAX_URLS_PER_SITEMAP
 from sitemap_core.sources.sql import sqlite_pages
 from sitemap_core.sources.sql.names import quoted
 
-__all__ = ["install_page_facts"]
+__all__ = ["condition_sql", "install_page_facts"]
 
 
 def install_page_facts(
@@ -35,36 +36,55 @@ def install_page_facts(
     *,
     lastmod: str | None = None,
     page_width: int = MAX_URLS_PER_SITEMAP,
+    where: ColumnElement[bool] | None = None,
     recount: bool = False,
 ) -> None:
     """Create the page facts ``facts`` of ``table`` and the triggers that keep them.
 
     As :func:`sitemap_core.sources.sql.sqlite_pages.install_page_facts`, for a SQLAlchemy
     ``Engine`` or ``Connection`` on PostgreSQL or SQLite: idempotent (the upgrade of a
-    site is this one call at deployment time), a new width or ``recount=True`` counts
-    the pages again under a new epoch. Commits (on a Connection already in a
-    transaction, the caller commits).
+    site is this one call at deployment time), another width or condition, or
+    ``recount=True``, counts the pages again under a new epoch. ``where`` is a
+    SQLAlchemy condition on the table's columns (``posts.c.published``): the facts
+    count, and the source lists, the rows it holds for. Commits (on a Connection
+    already in a transaction, the caller commits).
     """
+    options = _Options(lastmod, page_width, where, recount)
     if isinstance(target, Engine):
         with target.begin() as conn:
-            _install(conn, table, key, facts, lastmod, page_width, recount)
+            _install(conn, table, key, facts, options)
         return
     began = not target.in_transaction()
-    _install(target, table, key, facts, lastmod, page_width, recount)
+    _install(target, table, key, facts, options)
     if began:
         target.commit()
 
 
-def _install(
-    conn: Connection,
-    table: str,
-    key: str,
-    facts: str,
-    lastmod: str | None,
-    page_width: int,
-    recount: bool,
-) -> None:
+@dataclass(frozen=True)
+class _Options:
+    """What an installation was asked for besides the names."""
+
+    lastmod: str | None
+    page_width: int
+    where: ColumnElement[bool] | None
+    recount: bool
+
+
+def condition_sql(where: ColumnElement[bool] | None, dialect: Dialect) -> str:
+    """``where`` as SQL text with its values written in and its columns unqualified, so
+    that it reads the same on the table, in a trigger's row table and in a page's
+    query; ``""`` for none."""
+    if where is None:
+        return ""
+    compiled = where.compile(
+        dialect=dialect, compile_kwargs={"literal_binds": True, "include_table": False}
+    )
+    return str(compiled)
+
+
+def _install(conn: Connection, table: str, key: str, facts: str, options: _Options) -> None:
     dialect = conn.dialect.name
+    condition = condition_sql(options.where, conn.dialect)
     if dialect == "sqlite":
         raw = conn.connection.driver_connection
         sqlite_pages.install_page_facts(
@@ -72,9 +92,10 @@ def _install(
             table,
             key,
             facts,
-            lastmod=lastmod,
-            page_width=page_width,
-            recount=recount,
+            lastmod=options.lastmod,
+            page_width=options.page_width,
+            where=condition or None,
+            recount=options.recount,
         )
         return
     if dialect != "postgresql":
@@ -82,17 +103,20 @@ def _install(
             f"no page facts DDL for the {dialect!r} dialect here (PostgreSQL and SQLite);"
             " docs/sqlalchemy.md gives the MySQL statements to run once"
         )
-    width = sqlite_pages.checked_width(page_width)
-    names = _Names(conn, table, key, facts, lastmod)
+    width = sqlite_pages.checked_width(options.page_width)
+    names = _Names(conn, table, key, facts, options.lastmod, condition)
     for statement in names.tables():
         conn.exec_driver_sql(statement)
-    known = conn.exec_driver_sql(f"SELECT width FROM {names.layout}").first()
-    if known is None or known[0] != width or recount:
+    known = conn.exec_driver_sql(f"SELECT width, condition FROM {names.layout}").first()
+    if known is None or tuple(known) != (width, condition) or options.recount:
         for statement in names.recount(width):
             conn.exec_driver_sql(statement)
-        conn.exec_driver_sql(
-            f"INSERT INTO {names.layout} (width, epoch, version) VALUES (%(width)s, %(epoch)s, 0)",
-            {"width": width, "epoch": secrets.token_hex(8)},
+        conn.execute(
+            text(
+                f"INSERT INTO {names.layout} (width, epoch, version, condition)"
+                " VALUES (:width, :epoch, 0, :condition)"
+            ),
+            {"width": width, "epoch": secrets.token_hex(8), "condition": condition},
         )
     for statement in names.triggers(width):
         conn.exec_driver_sql(statement)
@@ -102,7 +126,13 @@ class _Names:
     """The quoted names and column types of one installation, and its DDL."""
 
     def __init__(
-        self, conn: Connection, table: str, key: str, facts: str, lastmod: str | None
+        self,
+        conn: Connection,
+        table: str,
+        key: str,
+        facts: str,
+        lastmod: str | None,
+        condition: str,
     ) -> None:
         columns = {c["name"]: c for c in inspect(conn).get_columns(table)}
         for name in (key, lastmod):
@@ -118,6 +148,8 @@ class _Names:
         self.layout = quoted("facts", f"{facts}_layout")
         self.prefix = f"{table}_{facts}"
         self.lastmod = None if lastmod is None else quoted("lastmod", lastmod)
+        #: Rows the condition leaves out are on no page.
+        self.listed = f" WHERE ({condition})" if condition else ""
         self.date_type = (
             "TEXT" if lastmod is None else columns[lastmod]["type"].compile(dialect=conn.dialect)
         )
@@ -132,7 +164,7 @@ class _Names:
             f" urls BIGINT NOT NULL, newest {self.date_type}, changed TIMESTAMPTZ,"
             " version BIGINT NOT NULL)",
             f"CREATE TABLE IF NOT EXISTS {self.layout} (width BIGINT NOT NULL,"
-            " epoch TEXT NOT NULL, version BIGINT NOT NULL)",
+            " epoch TEXT NOT NULL, version BIGINT NOT NULL, condition TEXT NOT NULL)",
         ]
 
     def recount(self, width: int) -> list[str]:
@@ -143,7 +175,7 @@ class _Names:
             f"DELETE FROM {self.facts}",
             f"INSERT INTO {self.facts} (page, urls, newest, changed, version)"
             f" SELECT {self.page_of('t', width)}, COUNT(*), {newest}, NULL, 1"
-            f" FROM {self.table} AS t GROUP BY 1",
+            f" FROM {self.table} AS t{self.listed} GROUP BY 1",
             f"DELETE FROM {self.layout}",
         ]
 
@@ -159,10 +191,13 @@ class _Names:
 
     def triggers(self, width: int) -> list[str]:
         date = "NULL" if self.lastmod is None else f"r.{self.lastmod}"
-        arrived = f"SELECT {self.page_of('r', width)} AS page, 1 AS n, {date} AS lm FROM new_rows r"
+        arrived = (
+            f"SELECT {self.page_of('r', width)} AS page, 1 AS n, {date} AS lm"
+            f" FROM new_rows r{self.listed}"
+        )
         left = (
             f"SELECT {self.page_of('r', width)} AS page, -1 AS n,"
-            f" NULL::{self.date_type} AS lm FROM old_rows r"
+            f" NULL::{self.date_type} AS lm FROM old_rows r{self.listed}"
         )
         bump = f"UPDATE {self.layout} SET version = version + 1;"
         bodies = {

@@ -312,8 +312,8 @@ class SQLiteSource:
             raise ConfigurationError("give one of version_table, change_log and page_facts")
         if page_facts is not None and where is not None:
             raise ConfigurationError(
-                "page_facts count every row of the table: a where= filter is not supported"
-                " with them (list a view's rows instead, or leave page_facts out)"
+                "with page_facts, give the where condition to install_page_facts(): the"
+                " facts count the rows it holds for, and the source lists those"
             )
         self._connect = connect
         self._build = build
@@ -359,8 +359,10 @@ class SQLiteSource:
         filtered = f"FROM {t}" + ("" if where is None else f" WHERE ({where})")
         keyed = f"FROM {t} WHERE " + ("" if where is None else f"({where}) AND ")
         self._count_sql = f"SELECT COUNT(*) {filtered}"
-        # A stable page: the rows of a range of keys (see sqlite_pages).
-        self._window_sql = f"SELECT {selected} FROM {t} WHERE {k} >= ? AND {k} < ? ORDER BY {k}"
+        # A stable page: the rows of a range of keys that the facts' condition holds
+        # for (see sqlite_pages), the condition read from the facts.
+        self._window_sql = f"SELECT {selected} FROM {t} WHERE {k} >= ? AND {k} < ?{{}} ORDER BY {k}"
+        self._condition: str | None = None
         # The rows from a known anchor on: what a count after a change must still read.
         self._count_from_sql = f"SELECT COUNT(*) {keyed}{k} >= ?"
         # Seek: the key of the row at an offset, skipping over the key alone (an
@@ -569,16 +571,29 @@ class SQLiteSource:
     def _stable_pages(self, first: int, stop: int) -> list[Page]:
         assert self._page_facts is not None
         facts = self._page_facts
-        return facts.pages(self._fact_rows(facts.pages_sql, facts.bounds(first, stop)))
+        rows = self._fact_rows(facts.pages_sql, facts.bounds(first, stop))
+        if rows:
+            self._condition = str(rows[0][-1])
+        return facts.pages(rows)
+
+    def _layout_rows(self) -> list[Any]:
+        # The facts' layout row, noting the condition the pages list the rows of.
+        assert self._page_facts is not None
+        rows = self._fact_rows(self._page_facts.layout_sql)
+        self._condition = self._page_facts.condition(rows)
+        return rows
 
     def stable_items(self, start: int, stop: int) -> Iterator[Item]:
         """The entries of the rows whose keys lie in ``[start, stop)``, in key order:
         a stable page, read by one range search on the key."""
+        if self._condition is None:
+            self._layout_rows()
+        condition = f" AND ({self._condition})" if self._condition else ""
         conn = self._connect()
         try:
             cursor = conn.cursor()
             cursor.row_factory = self._row_factory
-            cursor.execute(self._window_sql, (start, stop))
+            cursor.execute(self._window_sql.format(condition), (start, stop))
             build = self._build
             for row in cursor:
                 yield build(row)
@@ -644,7 +659,7 @@ class SQLiteSource:
         give the table's version. Other tables give their whole-table value for a page.
         """
         if self._page_facts is not None:
-            return self._page_facts.fingerprint(self._fact_rows(self._page_facts.layout_sql))
+            return self._page_facts.fingerprint(self._layout_rows())
         if stop < WHOLE and self._changes_sql is not None:
             with self._facts_connection() as conn:
                 return self._page_fingerprint(conn, self._begin(conn), start, stop)

@@ -23,9 +23,10 @@ so the page would count the row twice: write such changes as an upsert (``INSERT
 
 from __future__ import annotations
 
+import re
 import secrets
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from sitemap_core.errors import ConfigurationError
@@ -37,6 +38,7 @@ from sitemap_core.sources.sql.names import quoted
 __all__ = [
     "PageFacts",
     "checked_width",
+    "inline_condition",
     "install_page_facts",
     "later",
     "page_of",
@@ -68,6 +70,8 @@ def install_page_facts(
     *,
     lastmod: str | None = None,
     page_width: int = MAX_URLS_PER_SITEMAP,
+    where: str | None = None,
+    where_params: Sequence[Any] = (),
     recount: bool = False,
 ) -> None:
     """Create the page facts ``facts`` of ``table`` and the triggers that keep them.
@@ -75,19 +79,24 @@ def install_page_facts(
     ``key`` is the table's integer key (its ``INTEGER PRIMARY KEY``, say), ``lastmod``
     the column of each row's date, ``page_width`` how many keys a page spans (1 to
     50,000, and no more than the site's page size: a page lists at most that many
-    URLs). Creates ``facts`` (one row per page) and ``<facts>_layout`` (the width, a
+    URLs). ``where`` (a trusted SQL condition on the table's columns, its values in
+    ``where_params``) limits the listed rows to those it holds for (published posts,
+    say): the facts count those only, and the source lists those only. Creates
+    ``facts`` (one row per page) and ``<facts>_layout`` (the width, the condition, a
     version bumped by every write, and an epoch that makes each installation's
     validators its own), fills them from the table in one pass, and commits.
 
-    Idempotent: run again with the same width, it changes nothing (the upgrade of a
-    site: one call at deployment time). A new width, or ``recount=True``, counts the
-    pages again from the table under a new epoch, so no old ETag matches.
+    Idempotent: run again with the same width and condition, it changes nothing (the
+    upgrade of a site: one call at deployment time). Another width or condition, or
+    ``recount=True``, counts the pages again from the table under a new epoch, so no
+    old ETag matches.
     """
     width = checked_width(page_width)
     t, k, f = quoted("table", table), quoted("key", key), quoted("facts", facts)
     layout = quoted("facts", f"{facts}_layout")
     lm = "NULL" if lastmod is None else f"NEW.{quoted('lastmod', lastmod)}"
     _refuse_replace_holes(conn, table, key)
+    condition = inline_condition(conn, where, where_params)
     if not conn.in_transaction:
         # One write transaction from the width read to the triggers: workers starting
         # together install in turn, and no write falls between a recount and its
@@ -99,17 +108,58 @@ def install_page_facts(
     )
     conn.execute(
         f"CREATE TABLE IF NOT EXISTS {layout} (width INTEGER NOT NULL, epoch TEXT NOT NULL,"
-        " version INTEGER NOT NULL)"
+        " version INTEGER NOT NULL, condition TEXT NOT NULL)"
     )
-    row = conn.execute(f"SELECT width FROM {layout}").fetchone()
-    if row is None or row[0] != width or recount:
-        _recount(conn, (t, k, f, layout), lastmod, width)
+    row = conn.execute(f"SELECT width, condition FROM {layout}").fetchone()
+    if row is None or tuple(row) != (width, condition) or recount:
+        _recount(conn, (t, k, f, layout), lastmod, width, condition)
+    member = _membership(conn, table, condition)
     prefix = f"{table}_{facts}"
-    for event, body in _trigger_bodies(k, f, layout, lm, width).items():
+    for event, (when, body) in _trigger_bodies(k, f, layout, lm, width, member).items():
         trigger = quoted("trigger", f"{prefix}_{event.lower()}")
         conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
-        conn.execute(f"CREATE TRIGGER {trigger} AFTER {event} ON {t} BEGIN {body} END")
+        conn.execute(f"CREATE TRIGGER {trigger} AFTER {event} ON {t} WHEN {when} BEGIN {body} END")
     conn.commit()
+
+
+def inline_condition(conn: sqlite3.Connection, where: str | None, params: Sequence[Any]) -> str:
+    """``where`` with its ``?`` placeholders replaced by SQLite's literals of ``params``
+    (``quote()``), for the triggers, which take no parameters; ``""`` for none."""
+    if where is None:
+        if params:
+            raise ConfigurationError("where_params were given without a where condition")
+        return ""
+    if not isinstance(where, str) or not where.strip():
+        raise ConfigurationError("where must be a non-empty SQL condition or None")
+    literals = iter([conn.execute("SELECT quote(?)", (value,)).fetchone()[0] for value in params])
+    pieces = []
+    # Placeholders outside quoted text and names only.
+    for piece in re.split(r"""('(?:[^']|'')*'|"(?:[^"]|"")*")""", where):
+        if piece.startswith(("'", '"')):
+            pieces.append(piece)
+            continue
+        try:
+            pieces.append(re.sub(r"\?", lambda _: next(literals), piece))
+        except StopIteration:
+            raise ConfigurationError("where has more placeholders than where_params") from None
+    if next(literals, None) is not None:
+        raise ConfigurationError("where_params has more values than where has placeholders")
+    return "".join(pieces)
+
+
+def _membership(conn: sqlite3.Connection, table: str, condition: str) -> Callable[[str], str]:
+    # Whether the row image (NEW, OLD) is listed: the condition over a one-row table of
+    # the image's columns, named as the table's, so that it reads as it does on it.
+    if not condition:
+        return lambda image: "1"
+    info = conn.execute("SELECT name FROM pragma_table_info(?)", (table,))
+    names = [quoted("column", row[0]) for row in info]
+
+    def member(image: str) -> str:
+        columns = ", ".join(f"{image}.{name} AS {name}" for name in names)
+        return f"EXISTS (SELECT 1 FROM (SELECT {columns}) WHERE ({condition}))"
+
+    return member
 
 
 def checked_width(page_width: object) -> int:
@@ -160,34 +210,44 @@ def _refuse_replace_holes(conn: sqlite3.Connection, table: str, key: str) -> Non
 
 
 def _recount(
-    conn: sqlite3.Connection, names: tuple[str, str, str, str], lastmod: str | None, width: int
+    conn: sqlite3.Connection,
+    names: tuple[str, str, str, str],
+    lastmod: str | None,
+    width: int,
+    condition: str,
 ) -> None:
     # Every page's facts from the table, in one grouped pass, under a new epoch.
     t, k, f, layout = names
     newest = "NULL" if lastmod is None else f"MAX({quoted('lastmod', lastmod)})"
     page = page_of(f"{t}.{k}", width)
+    listed = f" WHERE ({condition})" if condition else ""
     conn.execute(f"DELETE FROM {f}")
     conn.execute(
         f"INSERT INTO {f} (page, urls, newest, changed, version)"
-        f" SELECT {page}, COUNT(*), {newest}, NULL, 1 FROM {t} GROUP BY 1"
+        f" SELECT {page}, COUNT(*), {newest}, NULL, 1 FROM {t}{listed} GROUP BY 1"
     )
     conn.execute(f"DELETE FROM {layout}")
     conn.execute(
-        f"INSERT INTO {layout} (width, epoch, version) VALUES (?, ?, 0)",
-        (width, secrets.token_hex(8)),
+        f"INSERT INTO {layout} (width, epoch, version, condition) VALUES (?, ?, 0, ?)",
+        (width, secrets.token_hex(8), condition),
     )
 
 
-def _trigger_bodies(k: str, f: str, layout: str, lm: str, width: int) -> dict[str, str]:
-    # What each write does to the facts: the row's page counts it in or out, takes its
-    # date, notes the time and bumps its version; the layout's version moves too.
+def _trigger_bodies(
+    k: str, f: str, layout: str, lm: str, width: int, member: Callable[[str], str]
+) -> dict[str, tuple[str, str]]:
+    # What each write does to the facts, when it fires (WHEN) and what (the body): a
+    # listed row's page counts it in or out, takes its date, notes the time and bumps
+    # its version; the layout's version moves too. A row the condition leaves out is
+    # on no page.
     new_page, old_page = page_of(f"NEW.{k}", width), page_of(f"OLD.{k}", width)
+    was, now = member("OLD"), member("NEW")
     bump = f"UPDATE {layout} SET version = version + 1;"
 
     def arrive(urls: str) -> str:
         return (
             f"INSERT INTO {f} (page, urls, newest, changed, version)"
-            f" VALUES ({new_page}, {urls}, {lm}, {_NOW}, 1)"
+            f" SELECT {new_page}, {urls}, {lm}, {_NOW}, 1 WHERE {now}"
             " ON CONFLICT (page) DO UPDATE SET urls = urls + excluded.urls,"
             " newest = CASE WHEN excluded.newest IS NULL THEN newest WHEN newest IS NULL"
             " OR excluded.newest > newest THEN excluded.newest ELSE newest END,"
@@ -198,11 +258,18 @@ def _trigger_bodies(k: str, f: str, layout: str, lm: str, width: int) -> dict[st
         f"UPDATE {f} SET urls = urls - 1, changed = {_NOW}, version = version + 1"
         f" WHERE page = {old_page}"
     )
-    moved = f"CASE WHEN {old_page} = {new_page} THEN 0 ELSE 1 END"
+    # An update moves its row out of its page when its key moves to another page, or
+    # the condition no longer holds; in when it holds (again, or on another page).
+    stays = f"{was} AND {old_page} = {new_page}"
     return {
-        "INSERT": arrive("1") + bump,
-        "UPDATE": f"{leave} AND {old_page} <> {new_page}; " + arrive(moved) + bump,
-        "DELETE": f"{leave}; " + bump,
+        "INSERT": (now, arrive("1") + bump),
+        "UPDATE": (
+            f"({was} OR {now})",
+            f"{leave} AND {was} AND NOT ({stays} AND {now}); "
+            + arrive(f"CASE WHEN {stays} THEN 0 ELSE 1 END")
+            + bump,
+        ),
+        "DELETE": (was, f"{leave}; " + bump),
     }
 
 
@@ -224,10 +291,11 @@ class PageFacts:
         f, layout = quoted("page_facts", facts), quoted("page_facts", f"{facts}_layout")
         self.name = facts
         #: The whole source's version: one row.
-        self.layout_sql = f"SELECT epoch, version, width FROM {layout}"
+        self.layout_sql = f"SELECT epoch, version, width, condition FROM {layout}"
         #: The pages numbered [first, stop) that hold rows, with the layout.
         self.pages_sql = (
-            f"SELECT l.epoch, l.width, f.page, f.urls, f.newest, f.changed, f.version"
+            f"SELECT l.epoch, l.width, f.page, f.urls, f.newest, f.changed, f.version,"
+            " l.condition"
             f" FROM {f} AS f CROSS JOIN {layout} AS l"
             " WHERE f.page >= :low AND f.page < :high AND f.urls > 0 ORDER BY f.page"
         )
@@ -244,8 +312,15 @@ class PageFacts:
         """The whole source's fingerprint from the rows of :attr:`layout_sql`."""
         if not rows:
             raise self.not_installed()
-        epoch, version, _ = rows[0]
+        epoch, version, _, _ = rows[0]
         return ("pages", str(epoch), int(version))
+
+    def condition(self, rows: Sequence[Any]) -> str:
+        """The condition the facts count the rows of (``""``: all), from the rows of
+        :attr:`layout_sql`: a stable page lists the rows of its keys it holds for."""
+        if not rows:
+            raise self.not_installed()
+        return str(rows[0][3])
 
     @staticmethod
     def bounds(first: int, stop: int) -> dict[str, int]:
@@ -268,5 +343,5 @@ class PageFacts:
                 later(newest, changed),
                 (str(epoch), page, int(version)),
             )
-            for epoch, width, page, urls, newest, changed, version in rows
+            for epoch, width, page, urls, newest, changed, version, _ in rows
         ]

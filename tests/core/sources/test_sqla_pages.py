@@ -199,7 +199,7 @@ def test_facts_not_installed_and_bad_arguments_are_clear_errors(db: Db) -> None:
     client = flask_client(source(db))
     with pytest.raises(ConfigurationError, match="install_page_facts"):
         client.get("/sitemap.xml")
-    with pytest.raises(ConfigurationError, match="where="):
+    with pytest.raises(ConfigurationError, match="install_page_facts"):
         SQLAlchemySource(
             db.engine, posts, key="id", build=str, where=posts.c.id > 1, page_facts="p"
         )
@@ -240,3 +240,67 @@ def test_the_async_source_serves_the_same_documents(adb: Db) -> None:
             assert client.get("/sitemap-posts-4.xml").status_code == 404
     finally:
         asyncio.run(engine.dispose())
+
+
+def drafts(db: Db) -> Db:
+    """Posts 1-30, every third one a draft (its slug starts with 'draft'), their page
+    facts counting the others."""
+    db.fill(0)
+    with db.engine.begin() as conn:
+        conn.execute(
+            insert(posts),
+            [
+                {"id": i, "slug": f"draft{i}" if i % 3 == 0 else f"p{i}", "updated_at": day(i)}
+                for i in range(1, 31)
+            ],
+        )
+    install_page_facts(
+        db.engine,
+        "posts",
+        "id",
+        "posts_pages",
+        lastmod="updated_at",
+        page_width=WIDTH,
+        where=posts.c.slug.not_like("draft%"),
+    )
+    return db
+
+
+def listed_slugs(db: Db) -> list[str]:
+    with db.engine.connect() as conn:
+        query = select(posts.c.slug).where(posts.c.slug.not_like("draft%")).order_by(posts.c.id)
+        return [f"{ORIGIN}/posts/{slug}" for slug in conn.execute(query).scalars()]
+
+
+@pytest.mark.parametrize(
+    ("statement", "changed"),
+    [
+        (update(posts).where(posts.c.id == 14).values(slug="draft14"), ["/sitemap-posts-2.xml"]),
+        (update(posts).where(posts.c.id == 15).values(slug="p15"), ["/sitemap-posts-2.xml"]),
+        (update(posts).where(posts.c.id == 15).values(slug="draft-b"), []),
+        (delete(posts).where(posts.c.id == 21), []),
+        (delete(posts).where(posts.c.id == 22), ["/sitemap-posts-3.xml"]),
+        (insert(posts).values(id=29 + 2, slug="draft31", updated_at=day(1)), []),
+    ],
+    ids=[
+        "unpublished",
+        "published",
+        "draft-edited",
+        "draft-deleted",
+        "live-deleted",
+        "draft-added",
+    ],
+)
+def test_a_condition_limits_pages_and_writes(db: Db, statement: Any, changed: list[str]) -> None:
+    client = flask_client(source(drafts(db)))
+    index, tags = snapshot(client.get)
+    assert len(index) == 3
+    db.write(statement)
+    index_after, tags_after = snapshot(client.get)
+    assert [path for path in tags if tags[path] != tags_after.get(path)] == changed
+    served = [
+        str(loc.text)
+        for path in index_after
+        for loc in etree.fromstring(client.get(path).data).iterfind(".//{*}loc")
+    ]
+    assert served == listed_slugs(db)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 from collections.abc import Iterable
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -299,3 +300,104 @@ def test_a_negative_key_is_an_error_naming_the_source(
     write(path, "INSERT INTO posts VALUES (-3, 'neg', NULL)")
     with caplog.at_level(logging.ERROR), pytest.raises(ConfigurationError, match="'posts'"):
         get(site(path), "/sitemap-posts-1.xml")
+
+
+def draft_db(path: Path) -> Path:
+    """Posts 1-30, every third one a draft; page facts of the published ones."""
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "CREATE TABLE posts (id INTEGER PRIMARY KEY, slug TEXT NOT NULL, updated_at TEXT,"
+            " state TEXT NOT NULL)"
+        )
+        db.executemany(
+            "INSERT INTO posts VALUES (?, ?, '2024-01-02', ?)",
+            [(i, f"p{i}", "draft" if i % 3 == 0 else "live") for i in range(1, 31)],
+        )
+        install_page_facts(
+            db,
+            "posts",
+            "id",
+            "posts_pages",
+            lastmod="updated_at",
+            page_width=WIDTH,
+            where="state = ? AND slug <> '?'",
+            where_params=("live",),
+        )
+    db.close()
+    return path
+
+
+def test_a_condition_lists_the_rows_it_holds_for(tmp_path: Path) -> None:
+    served = site(draft_db(tmp_path / "blog.db"))
+    page = get(served, "/sitemap-posts-1.xml")
+    assert page is not None
+    assert locs(page.body) == [f"{ORIGIN}/posts/p{i}" for i in range(1, 11) if i % 3]
+    listed = index(served)
+    assert len(listed) == 3
+    total = sum(len(locs(get_ok(served, path))) for path in page_paths(listed))
+    assert total == 20
+
+
+def get_ok(served: Site, path: str) -> bytes:
+    got = get(served, path)
+    assert got is not None and got.status == 200, path
+    return got.body
+
+
+@pytest.mark.parametrize(
+    ("sql", "changed"),
+    [
+        ("UPDATE posts SET state = 'draft' WHERE id = 14", ["/sitemap-posts-2.xml"]),
+        ("UPDATE posts SET state = 'live' WHERE id = 15", ["/sitemap-posts-2.xml"]),
+        ("UPDATE posts SET slug = 'still-a-draft' WHERE id = 15", []),
+        ("INSERT INTO posts VALUES (31, 'p31', NULL, 'draft')", []),
+        ("DELETE FROM posts WHERE id = 21", []),
+        ("DELETE FROM posts WHERE id = 22", ["/sitemap-posts-3.xml"]),
+        ("UPDATE posts SET id = 35, state = 'live' WHERE id = 12", []),
+    ],
+    ids=[
+        "unpublished",
+        "published",
+        "draft-edited",
+        "draft-added",
+        "draft-deleted",
+        "live-deleted",
+        "published-and-moved",
+    ],
+)
+def test_only_writes_to_listed_rows_change_a_page(
+    tmp_path: Path, sql: str, changed: list[str]
+) -> None:
+    path = draft_db(tmp_path / "blog.db")
+    served = site(path)
+    paths = page_paths(index(served))
+    before = etags(served, paths)
+    write(path, sql)
+    after_paths = page_paths(index(served))
+    after = etags(served, after_paths)
+    moved = [p for p in paths if before[p] != after.get(p)]
+    assert moved == changed
+    if "id = 35" in sql:  # a draft published on a new page: the pages before unchanged
+        assert after_paths[-1] == "/sitemap-posts-4.xml"
+    served_locs = [loc for p in after_paths for loc in locs(get_ok(served, p))]
+    with closing(sqlite3.connect(path)) as db:
+        live = db.execute(
+            "SELECT slug FROM posts WHERE state = 'live' AND slug <> '?' ORDER BY id"
+        ).fetchall()
+    assert served_locs == [f"{ORIGIN}/posts/{slug}" for (slug,) in live]
+
+
+def test_a_new_condition_counts_the_pages_again(tmp_path: Path) -> None:
+    path = draft_db(tmp_path / "blog.db")
+    with closing(sqlite3.connect(path)) as db:
+        install_page_facts(db, "posts", "id", "posts_pages", page_width=WIDTH)
+    served = site(path)
+    assert len(locs(get_ok(served, "/sitemap-posts-1.xml"))) == 10
+
+
+def test_placeholders_and_values_must_match(tmp_path: Path) -> None:
+    path = make_db(tmp_path / "blog.db", range(1, 5))
+    with closing(sqlite3.connect(path)) as db:
+        for where, params in (("id > ?", ()), ("id > ?", (1, 2)), (None, (1,))):
+            with pytest.raises(ConfigurationError, match="where"):
+                install_page_facts(db, "posts", "id", "f", where=where, where_params=params)

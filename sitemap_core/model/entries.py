@@ -101,6 +101,16 @@ class Entry:
         else:
             self.extra = Extensions.build(self.loc, images, videos, news, alternates)
 
+    @classmethod
+    def made(cls, loc: str, lastmod: str | None) -> Entry:
+        """An entry of values checked and normalised where they were made, not checked
+        again: an index's child, whose URL the site builds on its checked base URL and
+        whose lastmod a source's facts gave, normalised there."""
+        entry = cls.__new__(cls)
+        entry.loc, entry.lastmod = loc, lastmod
+        entry.changefreq = entry.priority = entry.extra = None
+        return entry
+
     @property
     def images(self) -> tuple[Image, ...]:
         """The entry's images (empty if none)."""

@@ -9,7 +9,7 @@ next request for the same document needs neither counts nor facts.
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Generic
 
@@ -53,6 +53,9 @@ class Facts:
 
     fingerprints: list[object | None]
     newest: list[str | None]
+    #: The whole fingerprints of the sources with stable pages among the plan's: they
+    #: move with any write to any of their pages (an index's validators from them).
+    wholes: list[object] = field(default_factory=list)
 
 
 @dataclass
@@ -108,6 +111,17 @@ def _newest_instant(values: Sequence[str | None]) -> datetime | None:
     return max(lastmod_instant(value) for value in values if value is not None)
 
 
+def _children_parts(plan: Plan[S]) -> list[object]:
+    # What an index's children put in its ETag: their locs and lastmods, but for the
+    # stable pages', which their sources' whole fingerprints stand for.
+    stable = plan.stable
+    return [
+        (child.loc, child.lastmod)
+        for child, (source, start, stop, _) in zip(plan.children, plan.child_ranges, strict=True)
+        if not stable or (source.name, start, stop) not in stable
+    ]
+
+
 def _view_parts(plan: Plan[S]) -> list[object]:
     # An HTML page also shows what depends on the totals (page N of M, next / previous
     # links, the summary): they enter its ETag, so a grown source renews the page.
@@ -125,9 +139,11 @@ def prepare(site: Site[S], pending: Pending[S], plan: Plan[S], facts: Facts) -> 
     validators: Validators | None = None
     newest = None
     if plan.kind == "index":
-        # The index is fully known without reading an entry: locs and lastmods.
-        parts: list[object] = [(child.loc, child.lastmod) for child in plan.children]
-        parts += _view_parts(plan)
+        # The index is fully known without reading an entry: locs and lastmods, and
+        # for sources with stable pages their whole fingerprints, which move whenever
+        # one of their children does.
+        parts: list[object] = _children_parts(plan)
+        parts += [*facts.wholes, *_view_parts(plan)]
         etag = fingerprint_etag(pending.identity, parts, pending.coding)
         newest = _newest_instant([c.lastmod for c in plan.children])
         validators = Validators(etag, clamped(newest))

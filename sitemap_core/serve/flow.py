@@ -365,7 +365,8 @@ def _facts(site: Site[S], whole: Mapping[str, object], plan: Plan[S]) -> Flow:
                 (yield from _known(site, whole, source, "fingerprint", start, stop))
             )
         newest.append((yield from _known(site, whole, source, "newest", start, stop)))
-    return Facts(fingerprints, newest)
+    stable = sorted({name for name, _, _ in plan.stable})
+    return Facts(fingerprints, newest, [(name, whole.get(name)) for name in stable])
 
 
 def _known(

@@ -176,7 +176,7 @@ class Plan(Generic[S]):
         """Give the index's children their lastmods (the newest of each child page)."""
         if self.kind == "index":
             self.children = [
-                Entry(loc, lastmod=lastmod)
+                Entry.made(loc, lastmod)
                 for (_, _, _, loc), lastmod in zip(self.child_ranges, newest, strict=True)
             ]
 

@@ -20,7 +20,7 @@ meaning (ranks), for code of the user's own.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from sitemap_core.errors import ConfigurationError
 from sitemap_core.limits import MAX_URLS_PER_SITEMAP
@@ -29,22 +29,23 @@ from sitemap_core.model.values import normalise_lastmod
 __all__ = ["Page", "checked_pages", "ranked_page"]
 
 
-@dataclass(frozen=True)
-class Page:
+class Page(NamedTuple):
     """One child page of a source.
 
     ``number`` is its number in its URL (from 1); ``[start, stop)`` the window its
     items are read from (ranks for ranked pages, the source's own window, a range of
     keys say, for stable pages); ``urls`` how many entries it lists. A stable page
-    also carries its ``lastmod`` (when its content last changed) and its ``version``
-    (a value that changes with every write to it), both from the database.
+    also carries its ``lastmod`` (when its content last changed: a date, datetime or
+    ISO text as the source gives it, normalised text once :func:`checked_pages` has
+    seen it) and its ``version`` (a value that changes with every write to it), both
+    from the database.
     """
 
     number: int
     start: int
     stop: int
     urls: int
-    lastmod: str | None = None
+    lastmod: Any = None
     version: object = None
 
 
@@ -64,10 +65,10 @@ def checked_pages(pages: Iterable[Page], source: str, first: int, stop: int) -> 
     normalised as any lastmod is.
     """
     checked: list[Page] = []
+    previous = first - 1
     for page in pages:
         if not isinstance(page, Page):
             raise ConfigurationError(f"stable_pages() of source {source!r} gave {page!r}")
-        previous = checked[-1].number if checked else first - 1
         if not previous < page.number < stop:
             raise ConfigurationError(
                 f"stable_pages({first}, {stop}) of source {source!r} gave page"
@@ -80,6 +81,9 @@ def checked_pages(pages: Iterable[Page], source: str, first: int, stop: int) -> 
                 " its window's width (a key below 0 or a changed page width is the usual"
                 " cause: install the page facts again)"
             )
-        lastmod = None if page.lastmod is None else normalise_lastmod(page.lastmod)
-        checked.append(Page(page.number, page.start, page.stop, page.urls, lastmod, page.version))
+        if page.lastmod is not None:
+            lastmod = normalise_lastmod(page.lastmod)
+            page = Page(page.number, page.start, page.stop, page.urls, lastmod, page.version)
+        checked.append(page)
+        previous = page.number
     return checked

@@ -27,6 +27,7 @@ import re
 import secrets
 import sqlite3
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Any
 
 from sitemap_core.errors import ConfigurationError
@@ -273,11 +274,15 @@ def _trigger_bodies(
     }
 
 
-def later(newest: object, changed: object) -> str | None:
-    """The later of a page's newest row date and its last write, normalised; None
-    when neither is known."""
-    dates = [normalise_lastmod(value) for value in (newest, changed) if value is not None]
-    return max(dates, key=lastmod_instant) if dates else None
+def later(newest: Any, changed: Any) -> Any:
+    """The later of a page's newest row date and its last write (None when neither is
+    known), as the database gave it when it can tell without parsing (one of them, or
+    two datetimes), else normalised: the core normalises a page's lastmod once."""
+    if changed is None or newest is None:
+        return newest if changed is None else changed
+    if isinstance(newest, datetime) and isinstance(changed, datetime):
+        return max(newest, changed)
+    return max(normalise_lastmod(newest), normalise_lastmod(changed), key=lastmod_instant)
 
 
 class PageFacts:

@@ -26,6 +26,7 @@ from sitemap_core.serve.front import (
     UrlSource,
     answer_robots,
     classify,
+    close_now,
     count_index_parts,
     default_cache,
     environ_headers,
@@ -141,7 +142,7 @@ class SitemapMiddleware:
         if reply is None:
             return captured.replay(read or app_body, start_response, head)
         if not read:
-            _close(app_body)
+            close_now(app_body)
         return _send(reply, start_response)
 
 
@@ -195,7 +196,7 @@ class _Captured:
     ) -> Iterable[bytes]:
         start_response(self.status, self.headers, self.exc_info)
         if head:
-            _close(body)
+            close_now(body)
             return []
         return body
 
@@ -211,10 +212,4 @@ def _read_all(body: Iterable[bytes]) -> bytes:
     try:
         return b"".join(body)
     finally:
-        _close(body)
-
-
-def _close(body: Iterable[bytes]) -> None:
-    close = getattr(body, "close", None)
-    if close is not None:
-        close()
+        close_now(body)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Generator, Hashable, Mapping, Sequence
+from collections.abc import Callable, Generator, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Generic, Literal, TypeAlias
@@ -64,6 +64,7 @@ __all__ = [
     "Body",
     "CacheRead",
     "CacheWrite",
+    "Driving",
     "Fact",
     "Fill",
     "Flow",
@@ -203,6 +204,41 @@ Need: TypeAlias = (
 )
 #: The flow, or a step of it: yields needs, is sent their answers, returns its result.
 Flow: TypeAlias = Generator[Need, Any, Any]
+
+
+class Driving:
+    """A flow being run by a driver, which only answers needs.
+
+    Iterating gives the flow's needs; the driver answers each with :meth:`answer`, or
+    :meth:`fail` to throw the error back into the flow where the need was asked. When
+    the iteration ends, :attr:`result` holds what the flow returned.
+    """
+
+    def __init__(self, steps: Flow) -> None:
+        self._steps = steps
+        self._answer: Any = None
+        self._error: Exception | None = None
+        #: What the flow returned, once the iteration has ended.
+        self.result: Any = None
+
+    def __iter__(self) -> Iterator[Need]:
+        while True:
+            answer, error = self._answer, self._error
+            self._answer, self._error = None, None
+            try:
+                need = self._steps.send(answer) if error is None else self._steps.throw(error)
+            except StopIteration as done:
+                self.result = done.value
+                return
+            yield need
+
+    def answer(self, value: Any) -> None:
+        """Send ``value`` to the flow as the answer to its last need."""
+        self._answer = value
+
+    def fail(self, error: Exception) -> None:
+        """Throw ``error`` into the flow, at the need it failed to answer."""
+        self._error = error
 
 
 # -- the flow -------------------------------------------------------------------------

@@ -55,8 +55,15 @@ from sitemap_core.serve.request import (
 )
 from sitemap_core.serve.settings import FLASK_PREFIX, OPTIONS, Settings, SettingsArguments
 from sitemap_core.serve.site import Plan, Site
-from sitemap_core.sources.aio import AsyncSliceable, AsyncUrlSource, Runner
-from sitemap_core.sources.base import Limits, UrlSource, check_name, coerce_batch, walk_count
+from sitemap_core.sources.aio import AsyncSliceable, AsyncUrlSource, Runner, aclose
+from sitemap_core.sources.base import (
+    Limits,
+    UrlSource,
+    check_name,
+    close_now,
+    coerce_batch,
+    walk_count,
+)
 from sitemap_core.sources.newsroom import news_cutoff
 from sitemap_core.sources.params import (
     FINGERPRINT_ITEMS,
@@ -119,6 +126,7 @@ __all__ = [
     "UrlSource",
     "Video",
     "accepts_gzip",
+    "aclose",
     "answer_robots",
     "chained",
     "check_allowed_hosts",
@@ -126,6 +134,7 @@ __all__ = [
     "check_name",
     "check_params",
     "classify",
+    "close_now",
     "coerce_batch",
     "count_index_parts",
     "count_index_parts_async",

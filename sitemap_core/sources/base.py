@@ -23,6 +23,7 @@ import inspect
 import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sized
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import islice
@@ -45,8 +46,11 @@ __all__ = [
     "Sliceable",
     "UrlSource",
     "check_name",
+    "checked_count",
+    "close_now",
     "coerce_batch",
     "named",
+    "naming",
     "walk_count",
 ]
 
@@ -128,6 +132,17 @@ def check_name(name: str) -> str:
             " a sitemap index split above 50,000 children"
         )
     return name
+
+
+def close_now(iterator: object) -> None:
+    """Close ``iterator`` now if it is a generator (or has ``close``).
+
+    The sync twin of :func:`sitemap_core.sources.aio.aclose`: an abandoned generator is
+    otherwise closed by the garbage collector, late, while it may hold a cursor.
+    """
+    close = getattr(iterator, "close", None)
+    if close is not None:
+        close()
 
 
 @runtime_checkable
@@ -264,15 +279,8 @@ class UrlSource:
 
     def count(self) -> int:
         """Return how many entries the source holds now."""
-        try:
-            total = self._count()
-        except InvalidEntryError as exc:  # an entry built while walking to count
-            raise named(exc, self.name) from exc
-        if isinstance(total, bool) or not isinstance(total, int) or total < 0:
-            raise ConfigurationError(
-                f"count of source {self.name!r} returned {total!r}, not a whole number"
-            )
-        return total
+        with naming(self.name):  # an entry built while walking to count
+            return checked_count(self._count(), self.name)
 
     def fingerprint(self, start: int, stop: int) -> object | None:
         """A cheap value that changes whenever the entries in ``[start, stop)`` change.
@@ -411,3 +419,21 @@ def named(error: InvalidEntryError, source: str) -> InvalidEntryError:
     """``error`` naming ``source``: an ``Entry`` built in the source's own code could not
     say where it came from."""
     return error if error.source is not None else error.with_source(source)
+
+
+@contextmanager
+def naming(source: str) -> Iterator[None]:
+    """Raise an :class:`InvalidEntryError` from inside the block :func:`named` ``source``."""
+    try:
+        yield
+    except InvalidEntryError as exc:
+        raise named(exc, source) from exc
+
+
+def checked_count(total: object, source: str) -> int:
+    """``total``, a source's count, if it is a whole number; else the error saying so."""
+    if isinstance(total, bool) or not isinstance(total, int) or total < 0:
+        raise ConfigurationError(
+            f"count of source {source!r} returned {total!r}, not a whole number"
+        )
+    return total

@@ -36,6 +36,7 @@ from sitemap_core.serve.front import (
     plain_text,
     request_headers,
     respond_async,
+    sources_of,
 )
 
 from .context import SitemapContext, _current
@@ -91,10 +92,7 @@ class SitemapMiddleware:
     ) -> None:
         self.app = app
         self.settings = Settings.from_arguments(settings)
-        if isinstance(sources, Mapping):
-            adapted = [AsyncUrlSource.from_object(name, obj) for name, obj in sources.items()]
-        else:
-            adapted = list(sources)
+        adapted = sources_of(sources, AsyncUrlSource.from_object)
         if routes is not None:
             adapted.insert(0, routes.source())
         self.site = self.settings.site(adapted, default_cache(self.settings.cache))

@@ -84,7 +84,7 @@ import threading
 from collections import ChainMap
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Unpack
 from weakref import WeakKeyDictionary
 
 from flask import Flask, Request, Response, abort, current_app, request, stream_with_context
@@ -108,6 +108,7 @@ from sitemap_core.serve.front import (
     Reply,
     Settings,
     Site,
+    SourceOptions,
     UntrustedHostError,
     UrlSource,
     accepts_gzip,
@@ -421,17 +422,7 @@ class Sitemapper:
         check_name(source)
         self._specs.setdefault(source, []).append(spec)
 
-    def source(
-        self,
-        name: str,
-        *,
-        count: Callable[[], int] | None = None,
-        fingerprint: Callable[..., Any] | None = None,
-        newest: Callable[..., Any] | None = None,
-        page_size: int | None = None,
-        max_entry_bytes: int | None = None,
-        news: bool = False,
-    ) -> Callable[[F], F]:
+    def source(self, name: str, **options: Unpack[SourceOptions]) -> Callable[[F], F]:
         """Decorate a function returning entries (a generator) as the source ``name``.
 
         The function may yield :class:`~sitemap_core.Entry` objects or URL strings,
@@ -442,32 +433,12 @@ class Sitemapper:
         """
 
         def decorator(func: F) -> F:
-            self.add_source(
-                name,
-                func,
-                count=count,
-                fingerprint=fingerprint,
-                newest=newest,
-                page_size=page_size,
-                max_entry_bytes=max_entry_bytes,
-                news=news,
-            )
+            self.add_source(name, func, **options)
             return func
 
         return decorator
 
-    def add_source(
-        self,
-        name: str,
-        source: Any,
-        *,
-        count: Callable[[], int] | None = None,
-        fingerprint: Callable[..., Any] | None = None,
-        newest: Callable[..., Any] | None = None,
-        page_size: int | None = None,
-        max_entry_bytes: int | None = None,
-        news: bool = False,
-    ) -> None:
+    def add_source(self, name: str, source: Any, **options: Unpack[SourceOptions]) -> None:
         """Register ``source``: a callable returning an iterable, or a sized sliceable.
 
         A sliceable (``__len__`` + ``__getitem__(slice)``, e.g. a list or a query
@@ -486,16 +457,7 @@ class Sitemapper:
             )
         if name in self._sources or name in self._specs:
             raise ConfigurationError(f"source name {name!r} is registered twice")
-        self._sources[name] = UrlSource.from_object(
-            name,
-            source,
-            count=count,
-            fingerprint=fingerprint,
-            newest=newest,
-            page_size=page_size,
-            max_entry_bytes=max_entry_bytes,
-            news=news,
-        )
+        self._sources[name] = UrlSource.from_object(name, source, **options)
 
     def _check_open(self) -> None:
         if self._frozen:

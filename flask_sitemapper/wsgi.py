@@ -32,6 +32,7 @@ from sitemap_core.serve.front import (
     environ_headers,
     plain_text,
     respond,
+    sources_of,
 )
 
 if TYPE_CHECKING:
@@ -67,10 +68,7 @@ class SitemapMiddleware:
     ) -> None:
         self.app = app
         self.settings = Settings.from_arguments(settings)
-        if isinstance(sources, Mapping):
-            url_sources = [UrlSource.from_object(name, obj) for name, obj in sources.items()]
-        else:
-            url_sources = list(sources)
+        url_sources = sources_of(sources, UrlSource.from_object)
         self.site = self.settings.site(url_sources, default_cache(self.settings.cache))
         self.base_policy = self.settings.base_policy()
         self.robots = self.settings.robots

@@ -58,10 +58,12 @@ from sitemap_core.serve.site import Plan, Site
 from sitemap_core.sources.aio import AsyncSliceable, AsyncUrlSource, Runner, aclose
 from sitemap_core.sources.base import (
     Limits,
+    SourceOptions,
     UrlSource,
     check_name,
     close_now,
     coerce_batch,
+    sources_of,
     walk_count,
 )
 from sitemap_core.sources.newsroom import news_cutoff
@@ -121,6 +123,7 @@ __all__ = [
     "Site",
     "SitemapError",
     "SitemapTooLargeError",
+    "SourceOptions",
     "Spool",
     "UntrustedHostError",
     "UrlSource",
@@ -159,6 +162,7 @@ __all__ = [
     "request_headers",
     "respond",
     "respond_async",
+    "sources_of",
     "walk_count",
     "wraps",
 ]

@@ -22,12 +22,12 @@ from __future__ import annotations
 import inspect
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sized
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sized
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import islice
-from typing import Any, Protocol, TypeAlias, runtime_checkable
+from typing import Any, Protocol, TypeAlias, TypedDict, TypeVar, runtime_checkable
 
 from sitemap_core.errors import ConfigurationError, InvalidEntryError
 from sitemap_core.limits import MAX_SITEMAP_BYTES, MAX_URLS_PER_SITEMAP
@@ -44,6 +44,7 @@ __all__ = [
     "Item",
     "Limits",
     "Sliceable",
+    "SourceOptions",
     "UrlSource",
     "check_name",
     "checked_count",
@@ -51,8 +52,11 @@ __all__ = [
     "coerce_batch",
     "named",
     "naming",
+    "sources_of",
     "walk_count",
 ]
+
+_S = TypeVar("_S")
 
 #: How many entries are pulled from a source and rendered at a time.
 BATCH_SIZE = 256
@@ -134,6 +138,16 @@ def check_name(name: str) -> str:
     return name
 
 
+def sources_of(
+    given: Mapping[str, Any] | Iterable[_S], adapt: Callable[[str, Any], _S]
+) -> list[_S]:
+    """The sources a middleware is given: built already, or a mapping of names to
+    objects, each adapted with ``adapt(name, obj)`` (a ``from_object``)."""
+    if isinstance(given, Mapping):
+        return [adapt(name, obj) for name, obj in given.items()]
+    return list(given)
+
+
 def close_now(iterator: object) -> None:
     """Close ``iterator`` now if it is a generator (or has ``close``).
 
@@ -143,6 +157,17 @@ def close_now(iterator: object) -> None:
     close = getattr(iterator, "close", None)
     if close is not None:
         close()
+
+
+class SourceOptions(TypedDict, total=False):
+    """The keyword arguments a source is registered with (see :meth:`UrlSource.from_object`)."""
+
+    count: Callable[[], int] | None
+    fingerprint: Callable[..., Any] | None
+    newest: Callable[..., Any] | None
+    page_size: int | None
+    max_entry_bytes: int | None
+    news: bool
 
 
 @runtime_checkable

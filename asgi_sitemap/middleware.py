@@ -214,22 +214,7 @@ class SitemapMiddleware:
     async def _robots(self, scope: Scope, receive: Receive, send: Send) -> None:
         head = scope["method"] == "HEAD"
         captured = _Captured()
-        # Asked with GET even for HEAD: an app answers HEAD without a body, and the body
-        # is what the Sitemap line is merged into (and what the length must describe).
-        # Without Accept-Encoding or Range, and without the server's file-sending
-        # extensions, so that the body comes back whole, plain, in body messages.
-        headers = [
-            (k, v)
-            for k, v in scope.get("headers", ())
-            if k.lower() not in (b"accept-encoding", b"range")
-        ]
-        extensions = {
-            k: v
-            for k, v in (scope.get("extensions") or {}).items()
-            if k not in ("http.response.pathsend", "http.response.zerocopysend")
-        }
-        sub_scope = {**scope, "method": "GET", "headers": headers, "extensions": extensions}
-        await self.app(sub_scope, receive, captured.send)
+        await self.app(_plain_get(scope), receive, captured.send)
         if not captured.understood:
             await captured.replay(send, head)
             return
@@ -255,6 +240,25 @@ class SitemapMiddleware:
             await captured.replay(send, head)
         else:
             await _send_small(reply, send)
+
+
+def _plain_get(scope: Scope) -> Scope:
+    # robots.txt asked of the app with GET even for HEAD: an app answers HEAD without a
+    # body, and the body is what the Sitemap line is merged into (and what the length
+    # must describe). Without Accept-Encoding or Range, and without the server's
+    # file-sending extensions, so that the body comes back whole, plain, in body
+    # messages.
+    headers = [
+        (k, v)
+        for k, v in scope.get("headers", ())
+        if k.lower() not in (b"accept-encoding", b"range")
+    ]
+    extensions = {
+        k: v
+        for k, v in (scope.get("extensions") or {}).items()
+        if k not in ("http.response.pathsend", "http.response.zerocopysend")
+    }
+    return {**scope, "method": "GET", "headers": headers, "extensions": extensions}
 
 
 def _route_path(scope: Scope) -> str:

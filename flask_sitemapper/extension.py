@@ -275,17 +275,8 @@ class Sitemapper:
         app.extensions[EXTENSION_KEY] = state
         state.routes = True
         state.owner = self
-        converter = "sitemapper_root" if settings.html else "sitemapper_root_xt"
-        app.url_map.converters[converter] = _CONVERTERS[converter]
-        rules = [f"/sitemap.<{converter}:document>"]
-        rules += [rule for rule in _PAGE_RULES if settings.html or ".html" not in rule]
-        if settings.feed:
-            rules.append(FEED_PATH)
-        key = settings.indexnow()
-        if key is not None:
-            rules.append(key_file_path(key))
         endpoints = []
-        for index, rule in enumerate(rules):
+        for index, rule in enumerate(_sitemap_rules(app, settings)):
             endpoint = f"sitemapper.sitemap_{index}"
             # A rule without methods: every method, PROPFIND or BREW as well as POST,
             # reaches the view, so that the core answers the others with its own 405
@@ -680,13 +671,7 @@ class Sitemapper:
             if self.master:
                 reply = self._master_reply(app, settings, base_url, headers, gzip)
             else:
-                path = page_path(request.args.get(PAGE_ARGUMENT))
-                protocol = request.environ.get("SERVER_PROTOCOL", "HTTP/1.1")
-                site = self._routed_site(app)
-                answered = None
-                if path is not None:
-                    answered = respond(site, request.method, path, base_url, headers, protocol)
-                reply = not_found(_is_head()) if answered is None else answered
+                reply = self._routed_reply(app, base_url, headers)
         finally:
             # The view that called generate() keeps its own adapter.
             ctx.url_adapter = saved
@@ -697,6 +682,18 @@ class Sitemapper:
         if isinstance(body, Iterator) and adapters:
             body = stream_with_context(bound_chunks(body, ctx, adapters[-1]))
         return app.response_class(body, status=reply.status, headers=reply.headers)
+
+    def _routed_reply(
+        self, app: Flask, base_url: Callable[[], BaseURL], headers: Mapping[str, str]
+    ) -> Reply:
+        """The page of this Sitemapper's routes and sources that ``?page=`` names."""
+        path = page_path(request.args.get(PAGE_ARGUMENT))
+        protocol = request.environ.get("SERVER_PROTOCOL", "HTTP/1.1")
+        site = self._routed_site(app)
+        answered = None
+        if path is not None:
+            answered = respond(site, request.method, path, base_url, headers, protocol)
+        return not_found(_is_head()) if answered is None else answered
 
     def _master_reply(
         self,
@@ -833,6 +830,20 @@ def _snapshot(config: Mapping[str, Any]) -> _Snapshot:
 def _kept(snapshot: _Snapshot) -> _Snapshot:
     # Lists are copied, so a list changed in place no longer equals its copy.
     return tuple(list(value) if isinstance(value, list) else value for value in snapshot)
+
+
+def _sitemap_rules(app: Flask, settings: Settings) -> list[str]:
+    # The paths the owning Sitemapper serves on ``app``, its path converter registered.
+    converter = "sitemapper_root" if settings.html else "sitemapper_root_xt"
+    app.url_map.converters[converter] = _CONVERTERS[converter]
+    rules = [f"/sitemap.<{converter}:document>"]
+    rules += [rule for rule in _PAGE_RULES if settings.html or ".html" not in rule]
+    if settings.feed:
+        rules.append(FEED_PATH)
+    key = settings.indexnow()
+    if key is not None:
+        rules.append(key_file_path(key))
+    return rules
 
 
 def _warn_unknown_keys(config: Mapping[str, Any]) -> None:

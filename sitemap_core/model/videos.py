@@ -177,9 +177,15 @@ class _Relationship(_Value):
     relationship: str
     _FIELD: ClassVar[str]
     _ELEMENT: ClassVar[str]
-    #: The attribute holding the words, and what one word is (for the error when none).
     _WORDS: ClassVar[str]
     _NOUN: ClassVar[str]
+
+    def __init_subclass__(cls, *, element: str, words: str, noun: str) -> None:
+        # ``words``: the attribute holding the words; ``noun``: what one word is (named
+        # in the error when there is none).
+        super().__init_subclass__()
+        cls._ELEMENT, cls._FIELD = element, f"video.{element}"
+        cls._WORDS, cls._NOUN = words, noun
 
     if TYPE_CHECKING:
         # Each subclass names its second argument (countries, platforms); declared here
@@ -223,7 +229,7 @@ def _country(code: object, field: str) -> str:
     return code.upper()
 
 
-class Restriction(_Relationship):
+class Restriction(_Relationship, element="restriction", words="countries", noun="country code"):
     """``<video:restriction>``: countries where the video may (``allow``) or may not
     (``deny``) be played.
 
@@ -236,11 +242,6 @@ class Restriction(_Relationship):
 
     __slots__ = ("countries",)
 
-    _FIELD = "video.restriction"
-    _ELEMENT = "restriction"
-    _WORDS = "countries"
-    _NOUN = "country code"
-
     countries: tuple[str, ...]
 
     def __init__(self, relationship: str, countries: Iterable[str] | str) -> None:
@@ -248,7 +249,7 @@ class Restriction(_Relationship):
         self._build(relationship, codes, countries)
 
 
-class Platform(_Relationship):
+class Platform(_Relationship, element="platform", words="platforms", noun="platform"):
     """``<video:platform>``: platforms where the video may (``allow``) or may not
     (``deny``) be played.
 
@@ -259,11 +260,6 @@ class Platform(_Relationship):
     """
 
     __slots__ = ("platforms",)
-
-    _FIELD = "video.platform"
-    _ELEMENT = "platform"
-    _WORDS = "platforms"
-    _NOUN = "platform"
 
     platforms: tuple[str, ...]
 

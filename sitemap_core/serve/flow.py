@@ -261,12 +261,10 @@ def serve(
         # robots.txt is never remembered: its counts may fail and it is small.
         yield from _whole_fingerprints(step.sources, whole)
     memo, answer, reply = remembered(site, step, whole)
+    if reply is None:
+        reply = yield from _cached_answer(site, answer)
     if reply is not None:
         return reply
-    if answer is not None and site.cache is not None and answer.cache_key is not None:
-        hit = yield CacheRead(answer.cache_key)
-        if hit is not None:
-            return cached_reply(answer, hit)
     if step.target.kind == "feed":
         return (yield from _feed(site, step, memo))
     recalled = recalled_plan(site, step)
@@ -275,6 +273,14 @@ def serve(
         if answered is not None:
             return answered
     return (yield from _document(site, step, whole, memo, answer))
+
+
+def _cached_answer(site: Site[S], answer: Answer | None) -> Flow:
+    # The page cache's copy of a remembered answer's document, if it holds one.
+    if answer is None or site.cache is None or answer.cache_key is None:
+        return None
+    hit = yield CacheRead(answer.cache_key)
+    return None if hit is None else cached_reply(answer, hit)
 
 
 def _document(

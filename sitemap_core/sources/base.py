@@ -98,25 +98,26 @@ class Limits:
     news: bool = False
 
     def __post_init__(self) -> None:
-        if self.page_size is not None and (
-            isinstance(self.page_size, bool)
-            or not isinstance(self.page_size, int)
-            or not 1 <= self.page_size <= MAX_URLS_PER_SITEMAP
+        if self.page_size is not None and not _whole_within(
+            self.page_size, 1, MAX_URLS_PER_SITEMAP
         ):
             raise ConfigurationError(
                 f"page_size {self.page_size!r} must be between 1 and {MAX_URLS_PER_SITEMAP}"
             )
         if not isinstance(self.news, bool):
             raise ConfigurationError(f"news {self.news!r} must be True or False")
-        if self.max_entry_bytes is not None and (
-            isinstance(self.max_entry_bytes, bool)
-            or not isinstance(self.max_entry_bytes, int)
-            or not MIN_ENTRY_BYTES <= self.max_entry_bytes <= MAX_SITEMAP_BYTES // 2
+        if self.max_entry_bytes is not None and not _whole_within(
+            self.max_entry_bytes, MIN_ENTRY_BYTES, MAX_SITEMAP_BYTES // 2
         ):
             raise ConfigurationError(
                 f"max_entry_bytes {self.max_entry_bytes!r} must be between {MIN_ENTRY_BYTES}"
                 f" and {MAX_SITEMAP_BYTES // 2}"
             )
+
+
+def _whole_within(value: object, low: int, high: int) -> bool:
+    # An int (not a bool) from ``low`` to ``high``.
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
 
 
 #: The smallest ``<url>`` element the writer can produce (a 12-character loc).
@@ -193,28 +194,28 @@ def coerce_batch(items: list[Any], source: str) -> list[Entry]:
         and all(issubclass(kind, tuple) for kind in set(map(type, items)))
     ):
         return RowBatch.of(items, source)
-    out: list[Entry] = []
-    for item in items:
-        if type(item) is Entry:
-            out.append(item)
-        elif isinstance(item, str):
-            try:
-                out.append(Entry(item))
-            except InvalidEntryError as exc:
-                raise exc.with_source(source) from None
-        elif isinstance(item, Entry):
-            out.append(item)
-        elif isinstance(item, tuple):
-            out.append(entry_from_row(item, source))
-        else:
-            raise InvalidEntryError(
-                "item",
-                item,
-                "a source must yield Entry objects, URL strings or (loc, lastmod,"
-                " changefreq, priority) tuples",
-                source,
-            )
-    return out
+    # An Entry (the common item) is taken as it is, without a call.
+    return [item if type(item) is Entry else _coerced(item, source) for item in items]
+
+
+def _coerced(item: object, source: str) -> Entry:
+    # Any other item: a URL string, an Entry subclass or a row.
+    if isinstance(item, str):
+        try:
+            return Entry(item)
+        except InvalidEntryError as exc:
+            raise exc.with_source(source) from None
+    if isinstance(item, Entry):
+        return item
+    if isinstance(item, tuple):
+        return entry_from_row(item, source)
+    raise InvalidEntryError(
+        "item",
+        item,
+        "a source must yield Entry objects, URL strings or (loc, lastmod,"
+        " changefreq, priority) tuples",
+        source,
+    )
 
 
 class UrlSource:

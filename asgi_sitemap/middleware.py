@@ -13,7 +13,7 @@ paths, lifespan and websocket scopes) to the app untouched. It is not a
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping
+from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Mapping, MutableMapping
 from typing import Any, Unpack
 
 import anyio
@@ -26,14 +26,17 @@ from sitemap_core.serve.front import (
     Settings,
     SettingsArguments,
     UntrustedHostError,
+    aclose,
     answer_robots,
     classify,
+    close_now,
     count_index_parts_async,
     default_cache,
     is_mergeable,
     plain_text,
     request_headers,
     respond_async,
+    sources_of,
 )
 
 from .context import SitemapContext, _current
@@ -89,10 +92,7 @@ class SitemapMiddleware:
     ) -> None:
         self.app = app
         self.settings = Settings.from_arguments(settings)
-        if isinstance(sources, Mapping):
-            adapted = [AsyncUrlSource.from_object(name, obj) for name, obj in sources.items()]
-        else:
-            adapted = list(sources)
+        adapted = sources_of(sources, AsyncUrlSource.from_object)
         if routes is not None:
             adapted.insert(0, routes.source())
         self.site = self.settings.site(adapted, default_cache(self.settings.cache))
@@ -214,22 +214,7 @@ class SitemapMiddleware:
     async def _robots(self, scope: Scope, receive: Receive, send: Send) -> None:
         head = scope["method"] == "HEAD"
         captured = _Captured()
-        # Asked with GET even for HEAD: an app answers HEAD without a body, and the body
-        # is what the Sitemap line is merged into (and what the length must describe).
-        # Without Accept-Encoding or Range, and without the server's file-sending
-        # extensions, so that the body comes back whole, plain, in body messages.
-        headers = [
-            (k, v)
-            for k, v in scope.get("headers", ())
-            if k.lower() not in (b"accept-encoding", b"range")
-        ]
-        extensions = {
-            k: v
-            for k, v in (scope.get("extensions") or {}).items()
-            if k not in ("http.response.pathsend", "http.response.zerocopysend")
-        }
-        sub_scope = {**scope, "method": "GET", "headers": headers, "extensions": extensions}
-        await self.app(sub_scope, receive, captured.send)
+        await self.app(_plain_get(scope), receive, captured.send)
         if not captured.understood:
             await captured.replay(send, head)
             return
@@ -255,6 +240,25 @@ class SitemapMiddleware:
             await captured.replay(send, head)
         else:
             await _send_small(reply, send)
+
+
+def _plain_get(scope: Scope) -> Scope:
+    # robots.txt asked of the app with GET even for HEAD: an app answers HEAD without a
+    # body, and the body is what the Sitemap line is merged into (and what the length
+    # must describe). Without Accept-Encoding or Range, and without the server's
+    # file-sending extensions, so that the body comes back whole, plain, in body
+    # messages.
+    headers = [
+        (k, v)
+        for k, v in scope.get("headers", ())
+        if k.lower() not in (b"accept-encoding", b"range")
+    ]
+    extensions = {
+        k: v
+        for k, v in (scope.get("extensions") or {}).items()
+        if k not in ("http.response.pathsend", "http.response.zerocopysend")
+    }
+    return {**scope, "method": "GET", "headers": headers, "extensions": extensions}
 
 
 def _route_path(scope: Scope) -> str:
@@ -297,48 +301,53 @@ async def _send_reply(reply: Reply, receive: Receive, send: Send, task_group: An
     body = reply.body
     if isinstance(body, list | tuple):
         await _send_small(reply, send)
-        return
-    if isinstance(body, Iterable):
-        # A spooled document: sent as it is read, never joined in memory.
-        try:
-            await _send_start(reply, send)
-            for chunk in body:
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
-                await anyio.lowlevel.checkpoint()
-            await send({"type": "http.response.body", "body": b""})
-        finally:
-            close = getattr(body, "close", None)
-            if close is not None:
-                close()
-        return
+    elif isinstance(body, Iterable):
+        await _send_spooled(reply, body, send)
+    else:
+        task_group.start_soon(_watch_disconnect, receive, task_group)
+        await _send_streamed(reply, body, send)
+        task_group.cancel_scope.cancel()  # stop watching for a disconnect
 
-    async def watch_disconnect() -> None:
-        # A client that goes away cancels the streaming, which stops pulling entries
-        # (and lets a sync source's thread finish at its next batch).
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                task_group.cancel_scope.cancel()
-                return
 
-    task_group.start_soon(watch_disconnect)
+async def _send_spooled(reply: Reply, body: Iterable[bytes], send: Send) -> None:
+    # A spooled document: sent as it is read, never joined in memory.
+    try:
+        await _send_start(reply, send)
+        for chunk in body:
+            await _send_chunk(send, chunk)
+        await send({"type": "http.response.body", "body": b""})
+    finally:
+        close_now(body)
+
+
+async def _send_streamed(reply: Reply, body: AsyncIterable[bytes], send: Send) -> None:
     try:
         await _send_start(reply, send)
         async for chunk in body:
-            await send({"type": "http.response.body", "body": chunk, "more_body": True})
-            # A server's send() need not yield, nor an async source that never awaits:
-            # give the loop a turn per chunk, so other requests run and a disconnect is
-            # seen.
-            await anyio.lowlevel.checkpoint()
+            await _send_chunk(send, chunk)
         await send({"type": "http.response.body", "body": b""})
     finally:
         # Closed here, not by the garbage collector later: a cut transfer releases its
         # source at once, and nothing of it is ever cached.
-        aclose = getattr(body, "aclose", None)
-        if aclose is not None:
-            with anyio.CancelScope(shield=True):
-                await aclose()
-    task_group.cancel_scope.cancel()  # stop watching for a disconnect
+        with anyio.CancelScope(shield=True):
+            await aclose(body)
+
+
+async def _send_chunk(send: Send, chunk: bytes) -> None:
+    await send({"type": "http.response.body", "body": chunk, "more_body": True})
+    # A server's send() need not yield, nor an async source that never awaits: give the
+    # loop a turn per chunk, so other requests run and a disconnect is seen.
+    await anyio.lowlevel.checkpoint()
+
+
+async def _watch_disconnect(receive: Receive, task_group: Any) -> None:
+    # A client that goes away cancels the streaming, which stops pulling entries (and
+    # lets a sync source's thread finish at its next batch).
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            task_group.cancel_scope.cancel()
+            return
 
 
 class _Captured:

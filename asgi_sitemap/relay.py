@@ -24,7 +24,7 @@ from typing import Any
 import anyio
 import anyio.lowlevel
 
-from sitemap_core.serve.front import Render, Share, chained
+from sitemap_core.serve.front import Render, Share, aclose, chained
 
 from .threads import ThreadRunner
 
@@ -197,9 +197,7 @@ class Relays:
                     self._drop(key, relay)
                     return AbandonedRender("every reader of this render left")
         finally:
-            aclose = getattr(body, "aclose", None)
-            if aclose is not None:
-                await aclose()
+            await aclose(body)
         return None
 
     def _drop(self, key: str, relay: Relay) -> None:

@@ -194,19 +194,8 @@ class SitemapRoutes:
             raise ConfigurationError(
                 f"{spec.label} is marked with include() but is not a route of this app"
             )
-        variable = None if spec.languages is None else spec.languages.variable
-        language = set() if variable is None else {variable}
         for name, route in found:
-            declared = set(getattr(route, "param_convertors", None) or ())
-            if not language <= declared:
-                raise ConfigurationError(
-                    f"route {name!r} has no path parameter {variable!r} for its hreflang languages"
-                )
-            parameters = declared - language
-            if parameters and spec.params is None:
-                raise ConfigurationError(
-                    f"route {name!r} has path parameters; include() needs params= for it"
-                )
+            _check_path_parameters(spec, name, route)
         return found
 
     async def _count(self, runner: Runner) -> int:
@@ -239,6 +228,22 @@ class SitemapRoutes:
                     break
         if pending:
             yield coerce_batch(pending, self.name)
+
+
+def _check_path_parameters(spec: _Spec, name: str, route: Any) -> None:
+    # The route has the parameter its hreflang languages fill in, and any other path
+    # parameter has values from params=.
+    variable = None if spec.languages is None else spec.languages.variable
+    language = set() if variable is None else {variable}
+    declared = set(getattr(route, "param_convertors", None) or ())
+    if not language <= declared:
+        raise ConfigurationError(
+            f"route {name!r} has no path parameter {variable!r} for its hreflang languages"
+        )
+    if declared - language and spec.params is None:
+        raise ConfigurationError(
+            f"route {name!r} has path parameters; include() needs params= for it"
+        )
 
 
 def _named_routes(routes: Iterable[Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
@@ -334,13 +339,7 @@ async def _spec_batches(
     if params is None:
         yield _entries(spec, name, {}, build_url)
     elif inspect.isasyncgenfunction(params):
-        batch: list[Entry | Row] = []
-        async for item in params():
-            batch.extend(_entries(spec, name, item, build_url))
-            if len(batch) >= size:
-                yield batch
-                batch = []
-        if batch:
+        async for batch in _async_param_batches(spec, name, params(), size, build_url):
             yield batch
     elif inspect.iscoroutinefunction(params):
         items = param_result(await params(), spec.label)
@@ -361,6 +360,20 @@ async def _spec_batches(
     else:
         for batch in _sync_batches(spec, name, param_result(params, spec.label), size, build_url):
             yield batch
+
+
+async def _async_param_batches(
+    spec: _Spec, name: str, items: AsyncIterator[Any], size: int, build_url: BuildUrl
+) -> AsyncIterator[list[Entry | Row]]:
+    # The entries of the items of an async generator of params, ``size`` at a time.
+    batch: list[Entry | Row] = []
+    async for item in items:
+        batch.extend(_entries(spec, name, item, build_url))
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 def _sync_batches(

@@ -44,6 +44,7 @@ from sitemap_core.serve.front import (
     Site,
     Spool,
     UrlSource,
+    close_now,
     entry_defaults,
     finish_spooled,
     method_not_allowed,
@@ -358,9 +359,7 @@ def bound_chunks(chunks: Iterable[bytes], ctx: Any, adapter: MapAdapter) -> Iter
                 ctx.url_adapter = saved
             yield chunk
     finally:
-        close = getattr(iterator, "close", None)
-        if close is not None:
-            close()
+        close_now(iterator)
 
 
 def without_vary(reply: Reply) -> Reply:

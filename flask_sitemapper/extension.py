@@ -84,7 +84,7 @@ import threading
 from collections import ChainMap
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, Unpack
 from weakref import WeakKeyDictionary
 
 from flask import Flask, Request, Response, abort, current_app, request, stream_with_context
@@ -108,6 +108,7 @@ from sitemap_core.serve.front import (
     Reply,
     Settings,
     Site,
+    SourceOptions,
     UntrustedHostError,
     UrlSource,
     accepts_gzip,
@@ -274,17 +275,8 @@ class Sitemapper:
         app.extensions[EXTENSION_KEY] = state
         state.routes = True
         state.owner = self
-        converter = "sitemapper_root" if settings.html else "sitemapper_root_xt"
-        app.url_map.converters[converter] = _CONVERTERS[converter]
-        rules = [f"/sitemap.<{converter}:document>"]
-        rules += [rule for rule in _PAGE_RULES if settings.html or ".html" not in rule]
-        if settings.feed:
-            rules.append(FEED_PATH)
-        key = settings.indexnow()
-        if key is not None:
-            rules.append(key_file_path(key))
         endpoints = []
-        for index, rule in enumerate(rules):
+        for index, rule in enumerate(_sitemap_rules(app, settings)):
             endpoint = f"sitemapper.sitemap_{index}"
             # A rule without methods: every method, PROPFIND or BREW as well as POST,
             # reaches the view, so that the core answers the others with its own 405
@@ -421,17 +413,7 @@ class Sitemapper:
         check_name(source)
         self._specs.setdefault(source, []).append(spec)
 
-    def source(
-        self,
-        name: str,
-        *,
-        count: Callable[[], int] | None = None,
-        fingerprint: Callable[..., Any] | None = None,
-        newest: Callable[..., Any] | None = None,
-        page_size: int | None = None,
-        max_entry_bytes: int | None = None,
-        news: bool = False,
-    ) -> Callable[[F], F]:
+    def source(self, name: str, **options: Unpack[SourceOptions]) -> Callable[[F], F]:
         """Decorate a function returning entries (a generator) as the source ``name``.
 
         The function may yield :class:`~sitemap_core.Entry` objects or URL strings,
@@ -442,32 +424,12 @@ class Sitemapper:
         """
 
         def decorator(func: F) -> F:
-            self.add_source(
-                name,
-                func,
-                count=count,
-                fingerprint=fingerprint,
-                newest=newest,
-                page_size=page_size,
-                max_entry_bytes=max_entry_bytes,
-                news=news,
-            )
+            self.add_source(name, func, **options)
             return func
 
         return decorator
 
-    def add_source(
-        self,
-        name: str,
-        source: Any,
-        *,
-        count: Callable[[], int] | None = None,
-        fingerprint: Callable[..., Any] | None = None,
-        newest: Callable[..., Any] | None = None,
-        page_size: int | None = None,
-        max_entry_bytes: int | None = None,
-        news: bool = False,
-    ) -> None:
+    def add_source(self, name: str, source: Any, **options: Unpack[SourceOptions]) -> None:
         """Register ``source``: a callable returning an iterable, or a sized sliceable.
 
         A sliceable (``__len__`` + ``__getitem__(slice)``, e.g. a list or a query
@@ -486,16 +448,7 @@ class Sitemapper:
             )
         if name in self._sources or name in self._specs:
             raise ConfigurationError(f"source name {name!r} is registered twice")
-        self._sources[name] = UrlSource.from_object(
-            name,
-            source,
-            count=count,
-            fingerprint=fingerprint,
-            newest=newest,
-            page_size=page_size,
-            max_entry_bytes=max_entry_bytes,
-            news=news,
-        )
+        self._sources[name] = UrlSource.from_object(name, source, **options)
 
     def _check_open(self) -> None:
         if self._frozen:
@@ -718,13 +671,7 @@ class Sitemapper:
             if self.master:
                 reply = self._master_reply(app, settings, base_url, headers, gzip)
             else:
-                path = page_path(request.args.get(PAGE_ARGUMENT))
-                protocol = request.environ.get("SERVER_PROTOCOL", "HTTP/1.1")
-                site = self._routed_site(app)
-                answered = None
-                if path is not None:
-                    answered = respond(site, request.method, path, base_url, headers, protocol)
-                reply = not_found(_is_head()) if answered is None else answered
+                reply = self._routed_reply(app, base_url, headers)
         finally:
             # The view that called generate() keeps its own adapter.
             ctx.url_adapter = saved
@@ -735,6 +682,18 @@ class Sitemapper:
         if isinstance(body, Iterator) and adapters:
             body = stream_with_context(bound_chunks(body, ctx, adapters[-1]))
         return app.response_class(body, status=reply.status, headers=reply.headers)
+
+    def _routed_reply(
+        self, app: Flask, base_url: Callable[[], BaseURL], headers: Mapping[str, str]
+    ) -> Reply:
+        """The page of this Sitemapper's routes and sources that ``?page=`` names."""
+        path = page_path(request.args.get(PAGE_ARGUMENT))
+        protocol = request.environ.get("SERVER_PROTOCOL", "HTTP/1.1")
+        site = self._routed_site(app)
+        answered = None
+        if path is not None:
+            answered = respond(site, request.method, path, base_url, headers, protocol)
+        return not_found(_is_head()) if answered is None else answered
 
     def _master_reply(
         self,
@@ -871,6 +830,20 @@ def _snapshot(config: Mapping[str, Any]) -> _Snapshot:
 def _kept(snapshot: _Snapshot) -> _Snapshot:
     # Lists are copied, so a list changed in place no longer equals its copy.
     return tuple(list(value) if isinstance(value, list) else value for value in snapshot)
+
+
+def _sitemap_rules(app: Flask, settings: Settings) -> list[str]:
+    # The paths the owning Sitemapper serves on ``app``, its path converter registered.
+    converter = "sitemapper_root" if settings.html else "sitemapper_root_xt"
+    app.url_map.converters[converter] = _CONVERTERS[converter]
+    rules = [f"/sitemap.<{converter}:document>"]
+    rules += [rule for rule in _PAGE_RULES if settings.html or ".html" not in rule]
+    if settings.feed:
+        rules.append(FEED_PATH)
+    key = settings.indexnow()
+    if key is not None:
+        rules.append(key_file_path(key))
+    return rules
 
 
 def _warn_unknown_keys(config: Mapping[str, Any]) -> None:

@@ -148,34 +148,23 @@ class RouteSpec:
         """As :meth:`find_endpoints`, but a view that is no route is an error, and so is
         a route without the URL variable its hreflang languages fill in."""
         found = self.find_endpoints(app)
-        if not found and self.view is None:
-            raise ConfigurationError(
-                f"endpoint {self.endpoint!r} given to add_endpoint() is not a route of this app"
-            )
         if not found:
-            raise ConfigurationError(
-                f"{self.label} is decorated with include() but is not a route "
-                "of this app (register it with @app.route / a blueprint)"
-            )
+            raise ConfigurationError(self._not_a_route())
         if self.view is None and (self.params is None or self.fields_only):
             # include() checked the view's arguments at import time; a named endpoint's
             # rule is known only now.
-            for rule in app.url_map.iter_rules(found[0]):
-                required = sorted(rule.arguments - set(rule.defaults or ()))
-                if required:
-                    raise ConfigurationError(
-                        f"route {found[0]!r} takes URL variables {required}; add_endpoint()"
-                        " needs url_variables= (or params=) to know their values"
-                    )
+            _check_no_variables(app, found[0])
         if self.languages is not None:
-            variable = self.languages.variable
-            for endpoint in found:
-                if not all(variable in rule.arguments for rule in app.url_map.iter_rules(endpoint)):
-                    raise ConfigurationError(
-                        f"route {endpoint!r} has no URL variable {variable!r} for its"
-                        " hreflang languages (url_for would put it in the query string)"
-                    )
+            _check_language_variable(app, found, self.languages.variable)
         return found
+
+    def _not_a_route(self) -> str:
+        if self.view is None:
+            return f"endpoint {self.endpoint!r} given to add_endpoint() is not a route of this app"
+        return (
+            f"{self.label} is decorated with include() but is not a route "
+            "of this app (register it with @app.route / a blueprint)"
+        )
 
     def param_items(self) -> Iterable[ParamItem]:
         """The items of ``params`` (one empty mapping for a static route)."""
@@ -340,3 +329,24 @@ def _fingerprintable(app: Flask, specs: list[RouteSpec]) -> bool:
         and not any(app.url_default_functions.values())
         and not any(spec._unfingerprinted for spec in specs)
     )
+
+
+def _check_no_variables(app: Flask, endpoint: str) -> None:
+    # A route given by name, with neither url_variables= nor params=: it must need none.
+    for rule in app.url_map.iter_rules(endpoint):
+        required = sorted(rule.arguments - set(rule.defaults or ()))
+        if required:
+            raise ConfigurationError(
+                f"route {endpoint!r} takes URL variables {required}; add_endpoint()"
+                " needs url_variables= (or params=) to know their values"
+            )
+
+
+def _check_language_variable(app: Flask, endpoints: list[str], variable: str) -> None:
+    # Every rule of a route with hreflang languages has the variable they fill in.
+    for endpoint in endpoints:
+        if not all(variable in rule.arguments for rule in app.url_map.iter_rules(endpoint)):
+            raise ConfigurationError(
+                f"route {endpoint!r} has no URL variable {variable!r} for its"
+                " hreflang languages (url_for would put it in the query string)"
+            )

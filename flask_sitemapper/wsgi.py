@@ -26,11 +26,13 @@ from sitemap_core.serve.front import (
     UrlSource,
     answer_robots,
     classify,
+    close_now,
     count_index_parts,
     default_cache,
     environ_headers,
     plain_text,
     respond,
+    sources_of,
 )
 
 if TYPE_CHECKING:
@@ -66,10 +68,7 @@ class SitemapMiddleware:
     ) -> None:
         self.app = app
         self.settings = Settings.from_arguments(settings)
-        if isinstance(sources, Mapping):
-            url_sources = [UrlSource.from_object(name, obj) for name, obj in sources.items()]
-        else:
-            url_sources = list(sources)
+        url_sources = sources_of(sources, UrlSource.from_object)
         self.site = self.settings.site(url_sources, default_cache(self.settings.cache))
         self.base_policy = self.settings.base_policy()
         self.robots = self.settings.robots
@@ -141,7 +140,7 @@ class SitemapMiddleware:
         if reply is None:
             return captured.replay(read or app_body, start_response, head)
         if not read:
-            _close(app_body)
+            close_now(app_body)
         return _send(reply, start_response)
 
 
@@ -195,7 +194,7 @@ class _Captured:
     ) -> Iterable[bytes]:
         start_response(self.status, self.headers, self.exc_info)
         if head:
-            _close(body)
+            close_now(body)
             return []
         return body
 
@@ -211,10 +210,4 @@ def _read_all(body: Iterable[bytes]) -> bytes:
     try:
         return b"".join(body)
     finally:
-        _close(body)
-
-
-def _close(body: Iterable[bytes]) -> None:
-    close = getattr(body, "close", None)
-    if close is not None:
-        close()
+        close_now(body)

@@ -239,21 +239,9 @@ def check_cache_url(url: object, setting: str = "cache") -> str:
     scheme, sep, _ = url.partition("://")
     if not sep or scheme.lower() not in _CACHE_SCHEMES:
         raise refuse("is not a Redis URL")
-    try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError as exc:
-        raise refuse(f"is not a valid URL ({exc})") from None
-    if scheme.lower() == "unix":
-        if not parts.path or parts.path == "/":
-            raise refuse("names no socket path")
-    else:
-        if not parts.hostname:
-            raise refuse("names no host")
-        if port == 0:
-            raise refuse("has port 0")
-        if not re.fullmatch(r"/?(?:[0-9]{1,5})?", parts.path):
-            raise refuse("has a path that is not a database number")
+    problem = _url_problem(url, unix=scheme.lower() == "unix")
+    if problem is not None:
+        raise refuse(problem)
     try:
         from redis.connection import parse_url
     except ImportError:
@@ -265,6 +253,24 @@ def check_cache_url(url: object, setting: str = "cache") -> str:
     except ValueError as exc:
         raise refuse(f"is not accepted by redis ({exc})") from None
     return url
+
+
+def _url_problem(url: str, *, unix: bool) -> str | None:
+    # What is wrong with the parts of a Redis URL (a socket's, with ``unix``), if anything.
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        return f"is not a valid URL ({exc})"
+    if unix:
+        return "names no socket path" if not parts.path or parts.path == "/" else None
+    if not parts.hostname:
+        return "names no host"
+    if port == 0:
+        return "has port 0"
+    if not re.fullmatch(r"/?(?:[0-9]{1,5})?", parts.path):
+        return "has a path that is not a database number"
+    return None
 
 
 def _redis_client(url: str, timeout: float) -> Any:

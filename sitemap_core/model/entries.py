@@ -14,6 +14,7 @@ from decimal import Decimal
 from sitemap_core.model.alternates import Alternate, AlternatesInput
 from sitemap_core.model.extensions import Extensions
 from sitemap_core.model.images import Image
+from sitemap_core.model.keyed import Keyed
 from sitemap_core.model.news import News
 from sitemap_core.model.values import (
     ChangeFreq,
@@ -38,7 +39,7 @@ __all__ = [
 ]
 
 
-class Entry:
+class Entry(Keyed):
     """One ``<url>`` of a sitemap: a location and its optional hints.
 
     Every argument is validated and normalised when the entry is built:
@@ -133,14 +134,6 @@ class Entry:
 
     def _key(self) -> tuple[str, str | None, str | None, float | None, Extensions | None]:
         return (self.loc, self.lastmod, self.changefreq, self.priority, self.extra)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Entry):
-            return NotImplemented
-        return self._key() == other._key()
-
-    def __hash__(self) -> int:
-        return hash(self._key())
 
     def __repr__(self) -> str:
         fields = [f"{self.loc!r}"]

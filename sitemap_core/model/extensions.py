@@ -14,6 +14,7 @@ from sitemap_core.errors import InvalidEntryError
 from sitemap_core.limits import MAX_IMAGES_PER_URL
 from sitemap_core.model.alternates import Alternate, AlternatesInput, check_alternates
 from sitemap_core.model.images import Image, image_url_xml
+from sitemap_core.model.keyed import Keyed
 from sitemap_core.model.namespaces import IMAGE_NS, NEWS_NS, VIDEO_NS, XHTML_NS
 from sitemap_core.model.news import News
 from sitemap_core.model.values import normalise_url
@@ -123,7 +124,7 @@ def _image_items(value: list[Any] | tuple[Any, ...]) -> tuple[tuple[Image | str,
     return tuple(items), "".join(parts)
 
 
-class Extensions:
+class Extensions(Keyed):
     """The images, videos, news and alternates of one entry, validated and rendered.
 
     Build it with :meth:`build`, which returns None when there is nothing to carry (the
@@ -221,14 +222,6 @@ class Extensions:
 
     def _key(self) -> tuple[object, ...]:
         return (self.images, self.videos, self.news, self.alternates)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Extensions):
-            return NotImplemented
-        return self._key() == other._key()
-
-    def __hash__(self) -> int:
-        return hash(self._key())
 
     def __repr__(self) -> str:
         return (

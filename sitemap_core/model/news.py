@@ -16,7 +16,7 @@ from typing import Any, ClassVar, Final
 import sitemap_core.model.values as _values
 from sitemap_core.errors import InvalidEntryError
 from sitemap_core.model.alternates import _LANGUAGE_HINTS, ISO_639_1
-from sitemap_core.model.frozen import Frozen
+from sitemap_core.model.fields import _Value
 from sitemap_core.model.namespaces import NEWS_NS
 from sitemap_core.model.xmltext import check_xml_text, escape
 
@@ -194,7 +194,7 @@ def _element(name: str, text: str) -> str:
     return f"<news:{name}>{escape(text)}</news:{name}>"
 
 
-class News(Frozen):
+class News(_Value):
     """The ``<news:news>`` block of one article in a Google News sitemap.
 
     Keyword-only arguments, validated and normalised when built:
@@ -223,7 +223,6 @@ class News(Frozen):
     """
 
     __slots__ = (
-        "_xml",
         "access",
         "genres",
         "keywords",
@@ -249,7 +248,6 @@ class News(Frozen):
     genres: tuple[str, ...]
     stock_tickers: tuple[str, ...]
     access: str | None
-    _xml: str
 
     def __init__(
         self,
@@ -294,55 +292,28 @@ class News(Frozen):
             parts.append(_element("stock_tickers", ", ".join(tickers)))
         parts.append("</news:news>")
 
-        _set = object.__setattr__
-        _set(self, "publication_name", name)
-        _set(self, "language", lang)
-        _set(self, "publication_date", when)
-        _set(self, "published", published)
-        _set(self, "title", headline)
-        _set(self, "keywords", words)
-        _set(self, "genres", kinds)
-        _set(self, "stock_tickers", tickers)
-        _set(self, "access", restricted)
-        _set(self, "_xml", "".join(parts))
-
-    def to_xml(self) -> str:
-        """Return the ``<news:news>…</news:news>`` fragment (``news`` is not declared)."""
-        return self._xml
-
-    def _key(
-        self,
-    ) -> tuple[str, str, str, str, tuple[str, ...], tuple[str, ...], tuple[str, ...], str | None]:
-        return (
-            self.publication_name,
-            self.language,
-            self.publication_date,
-            self.title,
-            self.keywords,
-            self.genres,
-            self.stock_tickers,
-            self.access,
+        self._freeze(
+            publication_name=name,
+            language=lang,
+            publication_date=when,
+            published=published,
+            title=headline,
+            keywords=words,
+            genres=kinds,
+            stock_tickers=tickers,
+            access=restricted,
+            _xml="".join(parts),
         )
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, News):
-            return NotImplemented
-        return self._key() == other._key()
-
-    def __hash__(self) -> int:
-        return hash(self._key())
-
-    def __repr__(self) -> str:
-        fields = [
-            f"publication_name={self.publication_name!r}",
-            f"language={self.language!r}",
-            f"publication_date={self.publication_date!r}",
-            f"title={self.title!r}",
-        ]
-        for name in ("keywords", "genres", "stock_tickers"):
-            value = getattr(self, name)
-            if value:
-                fields.append(f"{name}={value!r}")
-        if self.access is not None:
-            fields.append(f"access={self.access!r}")
-        return f"News({', '.join(fields)})"
+    def _arguments(self) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        # Every field but ``published``, which is read from ``publication_date``.
+        return (), {
+            "publication_name": self.publication_name,
+            "language": self.language,
+            "publication_date": self.publication_date,
+            "title": self.title,
+            "keywords": self.keywords,
+            "genres": self.genres,
+            "stock_tickers": self.stock_tickers,
+            "access": self.access,
+        }

@@ -23,8 +23,9 @@ import re
 from collections.abc import Iterable
 from datetime import date, datetime, timedelta
 from decimal import Decimal
-from typing import Any, ClassVar, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Self
 
+from sitemap_core.model.alternates import ISO_3166_1
 from sitemap_core.model.fields import (
     _MAX_COUNT,
     _attr,
@@ -89,38 +90,10 @@ MAX_VIDEO_UPLOADER_LENGTH: Final = 255
 #: Highest rating (XSD ``maxInclusive 5``).
 MAX_VIDEO_RATING: Final = Decimal(5)
 
-# ISO 3166-1 alpha-2, one line per first letter so a missing or extra code is easy to spot.
-_COUNTRY_TABLE = """
-    AD AE AF AG AI AL AM AO AQ AR AS AT AU AW AX AZ
-    BA BB BD BE BF BG BH BI BJ BL BM BN BO BQ BR BS BT BV BW BY BZ
-    CA CC CD CF CG CH CI CK CL CM CN CO CR CU CV CW CX CY CZ
-    DE DJ DK DM DO DZ
-    EC EE EG EH ER ES ET
-    FI FJ FK FM FO FR
-    GA GB GD GE GF GG GH GI GL GM GN GP GQ GR GS GT GU GW GY
-    HK HM HN HR HT HU
-    ID IE IL IM IN IO IQ IR IS IT
-    JE JM JO JP
-    KE KG KH KI KM KN KP KR KW KY KZ
-    LA LB LC LI LK LR LS LT LU LV LY
-    MA MC MD ME MF MG MH MK ML MM MN MO MP MQ MR MS MT MU MV MW MX MY MZ
-    NA NC NE NF NG NI NL NO NP NR NU NZ
-    OM
-    PA PE PF PG PH PK PL PM PN PR PS PT PW PY
-    QA
-    RE RO RS RU RW
-    SA SB SC SD SE SG SH SI SJ SK SL SM SN SO SR SS ST SV SX SY SZ
-    TC TD TF TG TH TJ TK TL TM TN TO TR TT TV TW TZ
-    UA UG UM US UY UZ
-    VA VC VE VG VI VN VU
-    WF WS
-    YE YT
-    ZA ZM ZW
-"""
-#: Every officially assigned ISO 3166-1 alpha-2 code (249 codes, as of 2023). User-assigned
-#: codes such as ``XK`` and reserved ones such as ``UK`` or ``EU`` are not countries to
-#: Google and are refused.
-COUNTRY_CODES: Final = frozenset(_COUNTRY_TABLE.split())
+#: Every officially assigned ISO 3166-1 alpha-2 code (249 codes, as of 2023): the table
+#: hreflang regions are checked against. User-assigned codes such as ``XK`` and reserved
+#: ones such as ``UK`` or ``EU`` are not countries to Google and are refused.
+COUNTRY_CODES: Final = ISO_3166_1
 
 _RELATIONSHIPS: Final = ("allow", "deny")
 _PLATFORMS: Final = ("web", "mobile", "tv")
@@ -204,14 +177,43 @@ class _Relationship(_Value):
     relationship: str
     _FIELD: ClassVar[str]
     _ELEMENT: ClassVar[str]
+    _WORDS: ClassVar[str]
+    _NOUN: ClassVar[str]
 
-    def _render(self, words: tuple[str, ...]) -> None:
-        content = " ".join(words)
+    def __init_subclass__(cls, *, element: str, words: str, noun: str) -> None:
+        # ``words``: the attribute holding the words; ``noun``: what one word is (named
+        # in the error when there is none).
+        super().__init_subclass__()
+        cls._ELEMENT, cls._FIELD = element, f"video.{element}"
+        cls._WORDS, cls._NOUN = words, noun
+
+    if TYPE_CHECKING:
+        # Each subclass names its second argument (countries, platforms); declared here
+        # so that allow() and deny() type-check once, for both.
+        def __init__(self, relationship: str, words: Iterable[str] | str, /) -> None: ...
+
+    def _build(self, relationship: object, words: list[str], given: object) -> None:
+        # ``words`` are checked, ``given`` is what the caller passed (named when empty).
+        if not words:
+            _fail(self._FIELD, given, f"needs at least one {self._NOUN}")
+        unique = _unique(words)
+        self._freeze(relationship=_choice(relationship, self._FIELD, _RELATIONSHIPS))
+        self._freeze(**{self._WORDS: unique})
         attributes = f' relationship="{self.relationship}"'
-        self._freeze(_xml=_element("video", self._ELEMENT, content, attributes))
+        self._freeze(_xml=_element("video", self._ELEMENT, " ".join(unique), attributes))
 
-    def _relationship(self, value: object) -> str:
-        return _choice(value, self._FIELD, _RELATIONSHIPS)
+    @classmethod
+    def allow(cls, *words: str) -> Self:
+        """Return a rule letting only ``words`` (countries, platforms) play the video."""
+        return cls("allow", words)
+
+    @classmethod
+    def deny(cls, *words: str) -> Self:
+        """Return a rule keeping ``words`` (countries, platforms) from playing the video."""
+        return cls("deny", words)
+
+    def _arguments(self) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        return (self.relationship, getattr(self, self._WORDS)), {}
 
 
 def _unique(items: Iterable[str]) -> tuple[str, ...]:
@@ -219,7 +221,15 @@ def _unique(items: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(items))
 
 
-class Restriction(_Relationship):
+def _country(code: object, field: str) -> str:
+    if not isinstance(code, str) or not _COUNTRY.match(code):
+        _fail(field, code, "is not a two-letter ISO 3166-1 country code")
+    if code.upper() not in COUNTRY_CODES:
+        _fail(field, code, "is not an assigned ISO 3166-1 alpha-2 country code")
+    return code.upper()
+
+
+class Restriction(_Relationship, element="restriction", words="countries", noun="country code"):
     """``<video:restriction>``: countries where the video may (``allow``) or may not
     (``deny``) be played.
 
@@ -232,39 +242,14 @@ class Restriction(_Relationship):
 
     __slots__ = ("countries",)
 
-    _FIELD = "video.restriction"
-    _ELEMENT = "restriction"
-
     countries: tuple[str, ...]
 
     def __init__(self, relationship: str, countries: Iterable[str] | str) -> None:
-        codes = []
-        for code in _words(countries, self._FIELD):
-            if not isinstance(code, str) or not _COUNTRY.match(code):
-                _fail(self._FIELD, code, "is not a two-letter ISO 3166-1 country code")
-            if code.upper() not in COUNTRY_CODES:
-                _fail(self._FIELD, code, "is not an assigned ISO 3166-1 alpha-2 country code")
-            codes.append(code.upper())
-        if not codes:
-            _fail(self._FIELD, countries, "needs at least one country code")
-        self._freeze(relationship=self._relationship(relationship), countries=_unique(codes))
-        self._render(self.countries)
-
-    @classmethod
-    def allow(cls, *countries: str) -> Restriction:
-        """Return a restriction letting only ``countries`` play the video."""
-        return cls("allow", countries)
-
-    @classmethod
-    def deny(cls, *countries: str) -> Restriction:
-        """Return a restriction keeping ``countries`` from playing the video."""
-        return cls("deny", countries)
-
-    def _arguments(self) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        return (self.relationship, self.countries), {}
+        codes = [_country(code, self._FIELD) for code in _words(countries, self._FIELD)]
+        self._build(relationship, codes, countries)
 
 
-class Platform(_Relationship):
+class Platform(_Relationship, element="platform", words="platforms", noun="platform"):
     """``<video:platform>``: platforms where the video may (``allow``) or may not
     (``deny``) be played.
 
@@ -276,30 +261,11 @@ class Platform(_Relationship):
 
     __slots__ = ("platforms",)
 
-    _FIELD = "video.platform"
-    _ELEMENT = "platform"
-
     platforms: tuple[str, ...]
 
     def __init__(self, relationship: str, platforms: Iterable[str] | str) -> None:
         names = [_choice(name, self._FIELD, _PLATFORMS) for name in _words(platforms, self._FIELD)]
-        if not names:
-            _fail(self._FIELD, platforms, "needs at least one platform")
-        self._freeze(relationship=self._relationship(relationship), platforms=_unique(names))
-        self._render(self.platforms)
-
-    @classmethod
-    def allow(cls, *platforms: str) -> Platform:
-        """Return a platform rule letting only ``platforms`` play the video."""
-        return cls("allow", platforms)
-
-    @classmethod
-    def deny(cls, *platforms: str) -> Platform:
-        """Return a platform rule keeping ``platforms`` from playing the video."""
-        return cls("deny", platforms)
-
-    def _arguments(self) -> tuple[tuple[Any, ...], dict[str, Any]]:
-        return (self.relationship, self.platforms), {}
+        self._build(relationship, names, platforms)
 
 
 def _duration(value: object, field: str) -> int:

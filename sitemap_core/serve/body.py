@@ -48,8 +48,8 @@ class DocumentWriter(Generic[S]):
     """The bytes of one document, as its batches arrive.
 
     ``check`` (a plan made from remembered counts) verifies each slice as it is read;
-    ``observe`` sees every batch. A driver calls :meth:`opening`, then for each of the
-    plan's slices :meth:`slice` and its :meth:`Slice.write` per batch, then
+    ``observe`` sees every batch. A driver calls :meth:`opening`, then for each of
+    :meth:`slices` its :meth:`Slice.write` per batch and :meth:`Slice.finish`, then
     :meth:`closing`.
     """
 
@@ -65,9 +65,10 @@ class DocumentWriter(Generic[S]):
         """The first bytes: the index's children, when the plan lists any."""
         return self.encoder.feed(self.plan.children) if self.plan.children else b""
 
-    def slice(self, source: S, start: int, stop: int) -> Slice[S]:
-        """The writer of one of the plan's slices."""
-        return Slice(self, source, start, stop)
+    def slices(self) -> Iterator[Slice[S]]:
+        """The writers of the plan's slices, in order."""
+        for source, start, stop in self.plan.slices:
+            yield Slice(self, source, start, stop)
 
     def closing(self) -> bytes:
         """The last bytes; a remembered document's check runs before they are given."""

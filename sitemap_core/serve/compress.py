@@ -9,6 +9,9 @@ from __future__ import annotations
 import zlib
 from collections.abc import AsyncIterator, Iterator
 
+from sitemap_core.sources.aio import aclose
+from sitemap_core.sources.base import close_now
+
 __all__ = ["GZIP_LEVEL", "GzipStream", "accepts_gzip", "agzip_chunks", "gzip_chunks"]
 
 #: zlib's default: most of the size gain for a fraction of level 9's time.
@@ -80,14 +83,11 @@ def gzip_chunks(chunks: Iterator[bytes]) -> Iterator[bytes]:
     stream = GzipStream()
     try:
         for chunk in chunks:
-            out = stream.feed(chunk)
-            if out:
+            if out := stream.feed(chunk):
                 yield out
         yield stream.close()
     finally:
-        close = getattr(chunks, "close", None)
-        if close is not None:
-            close()
+        close_now(chunks)
 
 
 async def agzip_chunks(chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
@@ -95,11 +95,8 @@ async def agzip_chunks(chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
     stream = GzipStream()
     try:
         async for chunk in chunks:
-            out = stream.feed(chunk)
-            if out:
+            if out := stream.feed(chunk):
                 yield out
         yield stream.close()
     finally:
-        aclose = getattr(chunks, "aclose", None)
-        if aclose is not None:
-            await aclose()
+        await aclose(chunks)

@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mappin
 from functools import partial
 from typing import Any, TypeVar
 
-from sitemap_core.errors import InvalidEntryError
 from sitemap_core.memory.cache import PageCache, cache_get, cache_set
 from sitemap_core.memory.recall import Check, StaleValidatorsError
 from sitemap_core.model.entries import Entry
@@ -24,7 +23,7 @@ from sitemap_core.serve.http import Reply
 from sitemap_core.serve.request import NO_HEADERS
 from sitemap_core.serve.site import Plan, Site
 from sitemap_core.sources.aio import AsyncUrlSource, Runner, aclose, recent_changes_async
-from sitemap_core.sources.base import BATCH_SIZE, UrlSource, named
+from sitemap_core.sources.base import BATCH_SIZE, UrlSource, close_now, naming
 from sitemap_core.sources.scope import enter_request, leave_request
 
 __all__ = [
@@ -96,17 +95,13 @@ async def run_async(
     site: Site[AsyncUrlSource], steps: flow.Flow, runner: Runner, share: Share | None = None
 ) -> Any:
     """Drive ``steps`` (a flow) to its end, awaiting each need; its result."""
-    answer: Any = None
-    error: Exception | None = None
-    while True:
+    driving = flow.Driving(steps)
+    for need in driving:
         try:
-            need = steps.send(answer) if error is None else steps.throw(error)
-        except StopIteration as done:
-            return done.value
-        try:
-            answer, error = await _answer(site, need, runner, share), None
+            driving.answer(await _answer(site, need, runner, share))
         except Exception as exc:  # handed to the flow, which may recover or re-raise
-            answer, error = None, exc
+            driving.fail(exc)
+    return driving.result
 
 
 async def _answer(
@@ -156,41 +151,53 @@ def aiter_body(
 async def _written(
     writer: DocumentWriter[AsyncUrlSource], runner: Runner, batch_size: int = BATCH_SIZE
 ) -> AsyncIterator[bytes]:
-    opening = writer.opening()
-    if opening:
+    if opening := writer.opening():
         yield opening
-    for source, start, stop in writer.plan.slices:
-        part = writer.slice(source, start, stop)
-        if source.threaded is not None:
-            # A sync source: pulled and written in one worker thread, which hands the
-            # event loop finished chunks, several at a time. The loop is free meanwhile,
-            # and the two threads do not trade the GIL for every batch. The writer is
-            # used by that thread alone until it has finished this slice.
-            handed = runner.pull_sync(
-                partial(_written_in_thread, part, source.threaded, batch_size)
-            )
-            try:
-                async for chunks in handed:
-                    for chunk in chunks:
-                        yield chunk
-            finally:
-                await aclose(handed)
-            continue
-        batches = source.batches(runner, start, part.asked, batch_size)
+    for part in writer.slices():
+        if part.source.threaded is None:
+            chunks = _pulled(part, runner, batch_size)
+        else:
+            chunks = _handed(part, part.source.threaded, runner, batch_size)
         try:
+            async for chunk in chunks:
+                yield chunk
+        finally:
+            await aclose(chunks)
+    yield writer.closing()
+
+
+async def _pulled(
+    part: Slice[AsyncUrlSource], runner: Runner, batch_size: int
+) -> AsyncIterator[bytes]:
+    # The chunks of an async source's slice, its batches awaited on the event loop.
+    batches = part.source.batches(runner, part.start, part.asked, batch_size)
+    try:
+        with naming(part.source.name):
             async for batch in batches:
                 for piece in split_batch(batch, batch_size):
-                    chunk = part.write(piece)
-                    if chunk:
+                    if chunk := part.write(piece):
                         yield chunk
                 if part.done:
                     break
-        except InvalidEntryError as exc:
-            raise named(exc, source.name) from exc
-        finally:
-            await aclose(batches)
-        part.finish()
-    yield writer.closing()
+    finally:
+        await aclose(batches)
+    part.finish()
+
+
+async def _handed(
+    part: Slice[AsyncUrlSource], sync: UrlSource, runner: Runner, batch_size: int
+) -> AsyncIterator[bytes]:
+    # A sync source: pulled and written in one worker thread, which hands the event loop
+    # finished chunks, several at a time. The loop is free meanwhile, and the two
+    # threads do not trade the GIL for every batch. The writer is used by that thread
+    # alone until it has finished this slice.
+    handed = runner.pull_sync(partial(_written_in_thread, part, sync, batch_size))
+    try:
+        async for chunks in handed:
+            for chunk in chunks:
+                yield chunk
+    finally:
+        await aclose(handed)
 
 
 def _written_in_thread(
@@ -203,22 +210,18 @@ def _written_in_thread(
     first = True
     batches = sync.batches(part.start, part.asked, batch_size)
     try:
-        for batch in batches:
-            chunk = part.write(batch)
-            if chunk:
-                pending.append(chunk)
-                size += len(chunk)
-                if first or size >= HANDOVER_BYTES:
-                    yield pending
-                    pending, size, first = [], 0, False
-            if part.done:
-                break
-    except InvalidEntryError as exc:
-        raise named(exc, part.source.name) from exc
+        with naming(part.source.name):
+            for batch in batches:
+                if chunk := part.write(batch):
+                    pending.append(chunk)
+                    size += len(chunk)
+                    if first or size >= HANDOVER_BYTES:
+                        yield pending
+                        pending, size, first = [], 0, False
+                if part.done:
+                    break
     finally:
-        close = getattr(batches, "close", None)
-        if close is not None:
-            close()  # now, not by the garbage collector: a source may hold a cursor
+        close_now(batches)
     if pending:
         yield pending
     part.finish()

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from sitemap_core.errors import InvalidEntryError
 from sitemap_core.memory.cache import cache_get, cache_set
 from sitemap_core.memory.recall import Check, StaleValidatorsError
 from sitemap_core.model.entries import Entry
@@ -21,7 +20,7 @@ from sitemap_core.serve.compress import gzip_chunks
 from sitemap_core.serve.http import Reply
 from sitemap_core.serve.request import NO_HEADERS
 from sitemap_core.serve.site import Plan, Site
-from sitemap_core.sources.base import BATCH_SIZE, UrlSource, named, recent_changes
+from sitemap_core.sources.base import BATCH_SIZE, UrlSource, close_now, naming, recent_changes
 from sitemap_core.sources.scope import enter_request, leave_request
 
 __all__ = ["count_index_parts", "iter_body", "respond", "run"]
@@ -64,17 +63,13 @@ def count_index_parts(site: Site[UrlSource], base: BaseURL) -> int:
 
 def run(site: Site[UrlSource], steps: flow.Flow) -> Any:
     """Drive ``steps`` (a flow) to its end, answering each need; its result."""
-    answer: Any = None
-    error: Exception | None = None
-    while True:
+    driving = flow.Driving(steps)
+    for need in driving:
         try:
-            need = steps.send(answer) if error is None else steps.throw(error)
-        except StopIteration as done:
-            return done.value
-        try:
-            answer, error = _answer(site, need), None
+            driving.answer(_answer(site, need))
         except Exception as exc:  # handed to the flow, which may recover or re-raise
-            answer, error = None, exc
+            driving.fail(exc)
+    return driving.result
 
 
 def _answer(site: Site[UrlSource], need: flow.Need) -> Any:
@@ -112,32 +107,21 @@ def iter_body(
 
 
 def _written(writer: DocumentWriter[UrlSource], batch_size: int = BATCH_SIZE) -> Iterator[bytes]:
-    opening = writer.opening()
-    if opening:
+    if opening := writer.opening():
         yield opening
-    for source, start, stop in writer.plan.slices:
-        part = writer.slice(source, start, stop)
-        batches = source.batches(start, part.asked, batch_size)
+    for part in writer.slices():
+        batches = part.source.batches(part.start, part.asked, batch_size)
         try:
-            for batch in batches:
-                chunk = part.write(batch)
-                if chunk:
-                    yield chunk
-                if part.done:
-                    break
-        except InvalidEntryError as exc:
-            raise named(exc, source.name) from exc
+            with naming(part.source.name):
+                for batch in batches:
+                    if chunk := part.write(batch):
+                        yield chunk
+                    if part.done:
+                        break
         finally:
-            _close(batches)
+            close_now(batches)
         part.finish()
     yield writer.closing()
-
-
-def _close(iterator: object) -> None:
-    # Closed now, not by the garbage collector: a source may hold a cursor.
-    close = getattr(iterator, "close", None)
-    if close is not None:
-        close()
 
 
 def _filled(spool: Spool, chunks: Iterator[bytes]) -> Spool:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Callable, Generator, Hashable, Mapping, Sequence
+from collections.abc import Callable, Generator, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Generic, Literal, TypeAlias
@@ -66,6 +66,7 @@ __all__ = [
     "Body",
     "CacheRead",
     "CacheWrite",
+    "Driving",
     "Fact",
     "Fill",
     "Flow",
@@ -208,6 +209,41 @@ Need: TypeAlias = (
 Flow: TypeAlias = Generator[Need, Any, Any]
 
 
+class Driving:
+    """A flow being run by a driver, which only answers needs.
+
+    Iterating gives the flow's needs; the driver answers each with :meth:`answer`, or
+    :meth:`fail` to throw the error back into the flow where the need was asked. When
+    the iteration ends, :attr:`result` holds what the flow returned.
+    """
+
+    def __init__(self, steps: Flow) -> None:
+        self._steps = steps
+        self._answer: Any = None
+        self._error: Exception | None = None
+        #: What the flow returned, once the iteration has ended.
+        self.result: Any = None
+
+    def __iter__(self) -> Iterator[Need]:
+        while True:
+            answer, error = self._answer, self._error
+            self._answer, self._error = None, None
+            try:
+                need = self._steps.send(answer) if error is None else self._steps.throw(error)
+            except StopIteration as done:
+                self.result = done.value
+                return
+            yield need
+
+    def answer(self, value: Any) -> None:
+        """Send ``value`` to the flow as the answer to its last need."""
+        self._answer = value
+
+    def fail(self, error: Exception) -> None:
+        """Throw ``error`` into the flow, at the need it failed to answer."""
+        self._error = error
+
+
 # -- the flow -------------------------------------------------------------------------
 
 
@@ -228,12 +264,10 @@ def serve(
         # robots.txt is never remembered: its counts may fail and it is small.
         yield from _whole_fingerprints(step.sources, whole)
     memo, answer, reply = remembered(site, step, whole)
+    if reply is None:
+        reply = yield from _cached_answer(site, answer)
     if reply is not None:
         return reply
-    if answer is not None and site.cache is not None and answer.cache_key is not None:
-        hit = yield CacheRead(answer.cache_key)
-        if hit is not None:
-            return cached_reply(answer, hit)
     if step.target.kind == "feed":
         return (yield from _feed(site, step, memo))
     recalled = recalled_plan(site, step)
@@ -242,6 +276,14 @@ def serve(
         if answered is not None:
             return answered
     return (yield from _document(site, step, whole, memo, answer))
+
+
+def _cached_answer(site: Site[S], answer: Answer | None) -> Flow:
+    # The page cache's copy of a remembered answer's document, if it holds one.
+    if answer is None or site.cache is None or answer.cache_key is None:
+        return None
+    hit = yield CacheRead(answer.cache_key)
+    return None if hit is None else cached_reply(answer, hit)
 
 
 def _document(

@@ -55,8 +55,17 @@ from sitemap_core.serve.request import (
 )
 from sitemap_core.serve.settings import FLASK_PREFIX, OPTIONS, Settings, SettingsArguments
 from sitemap_core.serve.site import Plan, Site
-from sitemap_core.sources.aio import AsyncSliceable, AsyncUrlSource, Runner
-from sitemap_core.sources.base import Limits, UrlSource, check_name, coerce_batch, walk_count
+from sitemap_core.sources.aio import AsyncSliceable, AsyncUrlSource, Runner, aclose
+from sitemap_core.sources.base import (
+    Limits,
+    SourceOptions,
+    UrlSource,
+    check_name,
+    close_now,
+    coerce_batch,
+    sources_of,
+    walk_count,
+)
 from sitemap_core.sources.newsroom import news_cutoff
 from sitemap_core.sources.params import (
     FINGERPRINT_ITEMS,
@@ -114,11 +123,13 @@ __all__ = [
     "Site",
     "SitemapError",
     "SitemapTooLargeError",
+    "SourceOptions",
     "Spool",
     "UntrustedHostError",
     "UrlSource",
     "Video",
     "accepts_gzip",
+    "aclose",
     "answer_robots",
     "chained",
     "check_allowed_hosts",
@@ -126,6 +137,7 @@ __all__ = [
     "check_name",
     "check_params",
     "classify",
+    "close_now",
     "coerce_batch",
     "count_index_parts",
     "count_index_parts_async",
@@ -150,6 +162,7 @@ __all__ = [
     "request_headers",
     "respond",
     "respond_async",
+    "sources_of",
     "walk_count",
     "wraps",
 ]

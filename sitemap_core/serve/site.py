@@ -217,24 +217,20 @@ class Plan(Generic[S]):
 
 def check_page_size(page_size: object) -> int:
     """Return ``page_size`` if it is a whole number from 1 to 50,000, else raise."""
-    if isinstance(page_size, bool) or not isinstance(page_size, int):
-        raise ConfigurationError(f"page size must be an int, got {page_size!r}")
-    if not 1 <= page_size <= MAX_URLS_PER_SITEMAP:
-        raise ConfigurationError(
-            f"page size {page_size} must be between 1 and {MAX_URLS_PER_SITEMAP}"
-        )
-    return page_size
+    return _check_size(page_size, "page size", MAX_URLS_PER_SITEMAP)
 
 
 def check_index_size(index_size: object) -> int:
     """Return ``index_size`` if it is a whole number from 1 to 50,000, else raise."""
-    if isinstance(index_size, bool) or not isinstance(index_size, int):
-        raise ConfigurationError(f"index size must be an int, got {index_size!r}")
-    if not 1 <= index_size <= MAX_SITEMAPS_PER_INDEX:
-        raise ConfigurationError(
-            f"index size {index_size} must be between 1 and {MAX_SITEMAPS_PER_INDEX}"
-        )
-    return index_size
+    return _check_size(index_size, "index size", MAX_SITEMAPS_PER_INDEX)
+
+
+def _check_size(size: object, what: str, maximum: int) -> int:
+    if isinstance(size, bool) or not isinstance(size, int):
+        raise ConfigurationError(f"{what} must be an int, got {size!r}")
+    if not 1 <= size <= maximum:
+        raise ConfigurationError(f"{what} {size} must be between 1 and {maximum}")
+    return size
 
 
 def check_extra_sitemaps(urls: object) -> tuple[str, ...]:

@@ -20,7 +20,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
-from sitemap_core.errors import ConfigurationError, InvalidEntryError
+from sitemap_core.errors import ConfigurationError
 from sitemap_core.model.entries import Entry, normalise_lastmod
 from sitemap_core.model.recent import NewestEntries, Recent, merge_recent
 from sitemap_core.sources.base import (
@@ -30,8 +30,9 @@ from sitemap_core.sources.base import (
     Limits,
     UrlSource,
     check_name,
+    checked_count,
     coerce_batch,
-    named,
+    naming,
     newest_listed,
     range_fact,
     recent_lister,
@@ -227,15 +228,8 @@ class AsyncUrlSource:
 
     async def count(self, runner: Runner) -> int:
         """Return how many entries the source holds now."""
-        try:
-            total = await self._count(runner)
-        except InvalidEntryError as exc:  # an entry built while walking to count
-            raise named(exc, self.name) from exc
-        if isinstance(total, bool) or not isinstance(total, int) or total < 0:
-            raise ConfigurationError(
-                f"count of source {self.name!r} returned {total!r}, not a whole number"
-            )
-        return total
+        with naming(self.name):  # an entry built while walking to count
+            return checked_count(await self._count(runner), self.name)
 
     async def fingerprint(self, runner: Runner, start: int, stop: int) -> object | None:
         """As :meth:`UrlSource.fingerprint <sitemap_core.sources.base.UrlSource.fingerprint>`."""

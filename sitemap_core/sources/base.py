@@ -22,11 +22,12 @@ from __future__ import annotations
 import inspect
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator, Sized
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sized
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from itertools import islice
-from typing import Any, Protocol, TypeAlias, runtime_checkable
+from typing import Any, Protocol, TypeAlias, TypedDict, TypeVar, runtime_checkable
 
 from sitemap_core.errors import ConfigurationError, InvalidEntryError
 from sitemap_core.limits import MAX_SITEMAP_BYTES, MAX_URLS_PER_SITEMAP
@@ -44,12 +45,19 @@ __all__ = [
     "Item",
     "Limits",
     "Sliceable",
+    "SourceOptions",
     "UrlSource",
     "check_name",
+    "checked_count",
+    "close_now",
     "coerce_batch",
     "named",
+    "naming",
+    "sources_of",
     "walk_count",
 ]
+
+_S = TypeVar("_S")
 
 #: How many entries are pulled from a source and rendered at a time.
 BATCH_SIZE = 256
@@ -95,25 +103,26 @@ class Limits:
     stable: bool = False
 
     def __post_init__(self) -> None:
-        if self.page_size is not None and (
-            isinstance(self.page_size, bool)
-            or not isinstance(self.page_size, int)
-            or not 1 <= self.page_size <= MAX_URLS_PER_SITEMAP
+        if self.page_size is not None and not _whole_within(
+            self.page_size, 1, MAX_URLS_PER_SITEMAP
         ):
             raise ConfigurationError(
                 f"page_size {self.page_size!r} must be between 1 and {MAX_URLS_PER_SITEMAP}"
             )
         if not isinstance(self.news, bool):
             raise ConfigurationError(f"news {self.news!r} must be True or False")
-        if self.max_entry_bytes is not None and (
-            isinstance(self.max_entry_bytes, bool)
-            or not isinstance(self.max_entry_bytes, int)
-            or not MIN_ENTRY_BYTES <= self.max_entry_bytes <= MAX_SITEMAP_BYTES // 2
+        if self.max_entry_bytes is not None and not _whole_within(
+            self.max_entry_bytes, MIN_ENTRY_BYTES, MAX_SITEMAP_BYTES // 2
         ):
             raise ConfigurationError(
                 f"max_entry_bytes {self.max_entry_bytes!r} must be between {MIN_ENTRY_BYTES}"
                 f" and {MAX_SITEMAP_BYTES // 2}"
             )
+
+
+def _whole_within(value: object, low: int, high: int) -> bool:
+    # An int (not a bool) from ``low`` to ``high``.
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
 
 
 #: The smallest ``<url>`` element the writer can produce (a 12-character loc).
@@ -133,6 +142,38 @@ def check_name(name: str) -> str:
             " a sitemap index split above 50,000 children"
         )
     return name
+
+
+def sources_of(
+    given: Mapping[str, Any] | Iterable[_S], adapt: Callable[[str, Any], _S]
+) -> list[_S]:
+    """The sources a middleware is given: built already, or a mapping of names to
+    objects, each adapted with ``adapt(name, obj)`` (a ``from_object``)."""
+    if isinstance(given, Mapping):
+        return [adapt(name, obj) for name, obj in given.items()]
+    return list(given)
+
+
+def close_now(iterator: object) -> None:
+    """Close ``iterator`` now if it is a generator (or has ``close``).
+
+    The sync twin of :func:`sitemap_core.sources.aio.aclose`: an abandoned generator is
+    otherwise closed by the garbage collector, late, while it may hold a cursor.
+    """
+    close = getattr(iterator, "close", None)
+    if close is not None:
+        close()
+
+
+class SourceOptions(TypedDict, total=False):
+    """The keyword arguments a source is registered with (see :meth:`UrlSource.from_object`)."""
+
+    count: Callable[[], int] | None
+    fingerprint: Callable[..., Any] | None
+    newest: Callable[..., Any] | None
+    page_size: int | None
+    max_entry_bytes: int | None
+    news: bool
 
 
 @runtime_checkable
@@ -158,28 +199,28 @@ def coerce_batch(items: list[Any], source: str) -> list[Entry]:
         and all(issubclass(kind, tuple) for kind in set(map(type, items)))
     ):
         return RowBatch.of(items, source)
-    out: list[Entry] = []
-    for item in items:
-        if type(item) is Entry:
-            out.append(item)
-        elif isinstance(item, str):
-            try:
-                out.append(Entry(item))
-            except InvalidEntryError as exc:
-                raise exc.with_source(source) from None
-        elif isinstance(item, Entry):
-            out.append(item)
-        elif isinstance(item, tuple):
-            out.append(entry_from_row(item, source))
-        else:
-            raise InvalidEntryError(
-                "item",
-                item,
-                "a source must yield Entry objects, URL strings or (loc, lastmod,"
-                " changefreq, priority) tuples",
-                source,
-            )
-    return out
+    # An Entry (the common item) is taken as it is, without a call.
+    return [item if type(item) is Entry else _coerced(item, source) for item in items]
+
+
+def _coerced(item: object, source: str) -> Entry:
+    # Any other item: a URL string, an Entry subclass or a row.
+    if isinstance(item, str):
+        try:
+            return Entry(item)
+        except InvalidEntryError as exc:
+            raise exc.with_source(source) from None
+    if isinstance(item, Entry):
+        return item
+    if isinstance(item, tuple):
+        return entry_from_row(item, source)
+    raise InvalidEntryError(
+        "item",
+        item,
+        "a source must yield Entry objects, URL strings or (loc, lastmod,"
+        " changefreq, priority) tuples",
+        source,
+    )
 
 
 class UrlSource:
@@ -281,15 +322,8 @@ class UrlSource:
 
     def count(self) -> int:
         """Return how many entries the source holds now."""
-        try:
-            total = self._count()
-        except InvalidEntryError as exc:  # an entry built while walking to count
-            raise named(exc, self.name) from exc
-        if isinstance(total, bool) or not isinstance(total, int) or total < 0:
-            raise ConfigurationError(
-                f"count of source {self.name!r} returned {total!r}, not a whole number"
-            )
-        return total
+        with naming(self.name):  # an entry built while walking to count
+            return checked_count(self._count(), self.name)
 
     def fingerprint(self, start: int, stop: int) -> object | None:
         """A cheap value that changes whenever the entries in ``[start, stop)`` change.
@@ -456,3 +490,21 @@ def named(error: InvalidEntryError, source: str) -> InvalidEntryError:
     """``error`` naming ``source``: an ``Entry`` built in the source's own code could not
     say where it came from."""
     return error if error.source is not None else error.with_source(source)
+
+
+@contextmanager
+def naming(source: str) -> Iterator[None]:
+    """Raise an :class:`InvalidEntryError` from inside the block :func:`named` ``source``."""
+    try:
+        yield
+    except InvalidEntryError as exc:
+        raise named(exc, source) from exc
+
+
+def checked_count(total: object, source: str) -> int:
+    """``total``, a source's count, if it is a whole number; else the error saying so."""
+    if isinstance(total, bool) or not isinstance(total, int) or total < 0:
+        raise ConfigurationError(
+            f"count of source {source!r} returned {total!r}, not a whole number"
+        )
+    return total

@@ -159,61 +159,11 @@ class AsyncUrlSource:
             "limits": Limits(page_size, max_entry_bytes, news),
             "recent": None if lister is None else _async_lister(lister),
         }
-        stable = getattr(obj, "stable_pages", None)
-        if stable is not None and inspect.iscoroutinefunction(stable):
-            # An async source with stable pages (see sitemap_core.sources.pages).
-            paged = obj
-            facts["limits"] = replace(facts["limits"], stable=True)
-            return cls(
-                name,
-                counter or (lambda runner: paged.count()),
-                lambda runner, start, stop, size: _async_batches(
-                    paged.stable_items(start, stop), name, start, stop, size, skip=0
-                ),
-                pages=stable,
-                **facts,
-            )
-        # The protocol checks names only: a sync count()/slice() (a SQLAlchemy Query)
-        # must not be awaited, so an async count is required here.
-        if isinstance(obj, AsyncSliceable) and inspect.iscoroutinefunction(obj.count):
-            sliceable = obj
-            return cls(
-                name,
-                counter or (lambda runner: sliceable.count()),
-                lambda runner, start, stop, size: _async_batches(
-                    sliceable.slice(start, stop), name, start, stop, size, skip=0
-                ),
-                **facts,
-            )
-        if inspect.isasyncgenfunction(obj):
-            factory: Callable[[], AsyncIterable[Item]] = obj
-            return cls(
-                name,
-                counter or (lambda runner: _async_walk_count(factory())),
-                lambda runner, start, stop, size: _async_batches(
-                    factory(), name, start, stop, size, skip=start
-                ),
-                **facts,
-            )
-        if inspect.iscoroutinefunction(obj):
-            coroutine_function = obj
-
-            async def resolved() -> UrlSource:
-                result = await coroutine_function()
-                return UrlSource.from_object(name, _as_callable(result))
-
-            async def count_resolved(runner: Runner) -> int:
-                source = await resolved()
-                return await runner.run_sync(source.count)
-
-            return cls(
-                name,
-                counter or count_resolved,
-                lambda runner, start, stop, size: _resolved_batches(
-                    resolved, runner, start, stop, size
-                ),
-                **facts,
-            )
+        native = _native_reading(name, obj, counter)
+        if native is not None:
+            count_of, batches, pages = native
+            facts["limits"] = replace(facts["limits"], stable=pages is not None)
+            return cls(name, count_of, batches, pages=pages, **facts)
         sync = UrlSource.from_object(name, obj, recent=recent)
         facts["limits"] = replace(facts["limits"], stable=sync.limits.stable)
         return cls(
@@ -278,6 +228,74 @@ class AsyncUrlSource:
     ) -> AsyncIterator[list[Entry]]:
         """Yield the entries of ``[start, stop)`` as validated lists of at most ``size``."""
         return self._batches(runner, start, stop, size)
+
+
+#: How an async-native source object is read: its count, its batches, and its stable
+#: pages (None: ranked pages).
+_Reading = tuple[_Count, _Batches, "Callable[[int, int], Awaitable[Iterable[Page]]] | None"]
+
+
+def _native_reading(name: str, obj: Any, counter: _Count | None) -> _Reading | None:
+    """How an async source object is counted and read on the event loop; None for a
+    sync one (read in a worker thread).
+
+    An object whose ``stable_pages`` is a coroutine function has stable pages (see
+    :mod:`sitemap_core.sources.pages`); an :class:`AsyncSliceable` is sliced; an async
+    generator function is walked; a coroutine function is awaited and its result read
+    as a sync source would be.
+    """
+    stable = getattr(obj, "stable_pages", None)
+    if stable is not None and inspect.iscoroutinefunction(stable):
+        return (
+            counter or (lambda runner: obj.count()),
+            lambda runner, start, stop, size: _async_batches(
+                obj.stable_items(start, stop), name, start, stop, size, skip=0
+            ),
+            stable,
+        )
+    # The protocol checks names only: a sync count()/slice() (a SQLAlchemy Query)
+    # must not be awaited, so an async count is required here.
+    if isinstance(obj, AsyncSliceable) and inspect.iscoroutinefunction(obj.count):
+        sliceable = obj
+        return (
+            counter or (lambda runner: sliceable.count()),
+            lambda runner, start, stop, size: _async_batches(
+                sliceable.slice(start, stop), name, start, stop, size, skip=0
+            ),
+            None,
+        )
+    if inspect.isasyncgenfunction(obj):
+        factory: Callable[[], AsyncIterable[Item]] = obj
+        return (
+            counter or (lambda runner: _async_walk_count(factory())),
+            lambda runner, start, stop, size: _async_batches(
+                factory(), name, start, stop, size, skip=start
+            ),
+            None,
+        )
+    if inspect.iscoroutinefunction(obj):
+        return _awaited_reading(name, obj, counter)
+    return None
+
+
+def _awaited_reading(
+    name: str, coroutine_function: Callable[[], Awaitable[Any]], counter: _Count | None
+) -> _Reading:
+    # A coroutine function: awaited, its result (a list, a sliceable) read as a sync
+    # source's would be.
+    async def resolved() -> UrlSource:
+        result = await coroutine_function()
+        return UrlSource.from_object(name, _as_callable(result))
+
+    async def count_resolved(runner: Runner) -> int:
+        source = await resolved()
+        return await runner.run_sync(source.count)
+
+    return (
+        counter or count_resolved,
+        lambda runner, start, stop, size: _resolved_batches(resolved, runner, start, stop, size),
+        None,
+    )
 
 
 def _async_lister(

@@ -285,40 +285,8 @@ class UrlSource:
             "limits": Limits(page_size, max_entry_bytes, news, stable is not None),
             "recent": recent_lister(name, recent, obj),
         }
-        if stable is not None:
-            stable_source = obj
-            return cls(
-                name,
-                count or (lambda: len(stable_source)),
-                stable_source.stable_items,
-                pages=stable,
-                **facts,
-            )
-        if isinstance(obj, Sliceable) and not isinstance(obj, str | bytes):
-            sliceable = obj
-            return cls(
-                name,
-                count or (lambda: len(sliceable)),
-                lambda start, stop: sliceable[start:stop],
-                **facts,
-            )
-        if isinstance(obj, Iterator):
-            raise ConfigurationError(
-                f"source {name!r} is an iterator, which can be read only once; "
-                "pass the generator function (or a list) instead of calling it"
-            )
-        if not callable(obj):
-            raise ConfigurationError(
-                f"source {name!r} must be a callable returning an iterable, or a sized "
-                f"sliceable object; got {type(obj).__name__}"
-            )
-        factory: Callable[[], Iterable[Item]] = obj
-        return cls(
-            name,
-            count or (lambda: walk_count(factory())),
-            lambda start, stop: _skip_slice(factory(), start, stop),
-            **facts,
-        )
+        counter, entries = _reading(name, obj, stable is not None)
+        return cls(name, count or counter, entries, pages=stable, **facts)
 
     def count(self) -> int:
         """Return how many entries the source holds now."""
@@ -410,6 +378,30 @@ def recent_lister(
         return given
     method = getattr(obj, "recent", None)
     return method if callable(method) and not inspect.isclass(obj) else None
+
+
+def _reading(
+    name: str, obj: Any, stable: bool
+) -> tuple[Callable[[], int], Callable[[int, int], Iterable[Item]]]:
+    """How a source object is counted and read: a source with stable pages reads a
+    page's window, a sliceable is sliced, a callable's iterable is walked."""
+    if stable:
+        return lambda: len(obj), obj.stable_items
+    if isinstance(obj, Sliceable) and not isinstance(obj, str | bytes):
+        sliceable = obj
+        return lambda: len(sliceable), lambda start, stop: sliceable[start:stop]
+    if isinstance(obj, Iterator):
+        raise ConfigurationError(
+            f"source {name!r} is an iterator, which can be read only once; "
+            "pass the generator function (or a list) instead of calling it"
+        )
+    if not callable(obj):
+        raise ConfigurationError(
+            f"source {name!r} must be a callable returning an iterable, or a sized "
+            f"sliceable object; got {type(obj).__name__}"
+        )
+    factory: Callable[[], Iterable[Item]] = obj
+    return lambda: walk_count(factory()), lambda start, stop: _skip_slice(factory(), start, stop)
 
 
 def stable_pages(name: str, obj: object) -> Callable[[int, int], Iterable[Page]] | None:

@@ -300,14 +300,7 @@ class SQLiteSource:
         row_factory: Callable[[sqlite3.Cursor, tuple[Any, ...]], Any] | None = sqlite3.Row,
         page_facts: str | None = None,
     ) -> None:
-        if not callable(connect) or not callable(build):
-            raise ConfigurationError("connect and build must be callables")
-        if mode not in ("offset", "seek"):
-            raise ConfigurationError(f"mode {mode!r} must be 'offset' or 'seek'")
-        if isinstance(columns, str) or not columns:
-            raise ConfigurationError("columns must be a non-empty sequence of column names")
-        if where is not None and (not isinstance(where, str) or not where.strip()):
-            raise ConfigurationError("where must be a non-empty SQL condition or None")
+        _check_arguments(connect, build, columns, mode, where, row_factory)
         if sum(name is not None for name in (version_table, change_log, page_facts)) > 1:
             raise ConfigurationError("give one of version_table, change_log and page_facts")
         if page_facts is not None and where is not None:
@@ -317,8 +310,6 @@ class SQLiteSource:
             )
         self._connect = connect
         self._build = build
-        if row_factory is not None and not callable(row_factory):
-            raise ConfigurationError("row_factory must be a callable, or None for tuples")
         self._row_factory = row_factory
         self.mode: Mode = mode
         self._params = tuple(where_params)
@@ -750,6 +741,22 @@ class SQLiteSource:
                 if end is not None:
                     facts.remember(facts.ends, stop, end)
         return result
+
+
+def _check_arguments(
+    connect: object, build: object, columns: object, mode: object, where: object, rows: object
+) -> None:
+    # SQLiteSource's arguments that need no database to check.
+    if not callable(connect) or not callable(build):
+        raise ConfigurationError("connect and build must be callables")
+    if mode not in ("offset", "seek"):
+        raise ConfigurationError(f"mode {mode!r} must be 'offset' or 'seek'")
+    if isinstance(columns, str) or not columns:
+        raise ConfigurationError("columns must be a non-empty sequence of column names")
+    if where is not None and (not isinstance(where, str) or not where.strip()):
+        raise ConfigurationError("where must be a non-empty SQL condition or None")
+    if rows is not None and not callable(rows):
+        raise ConfigurationError("row_factory must be a callable, or None for tuples")
 
 
 #: The key of an offset past the last row.

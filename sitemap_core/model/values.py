@@ -145,18 +145,27 @@ def _written_urls(values: Sequence[Any]) -> bool:
     if not values or set(map(type, values)) != {str}:
         return False
     found = _WRITTEN_HEAD.match(values[0])
-    if found is None:
-        return False
-    head = found.group()
-    text = "\n".join(values)
-    newlines = len(values) - 1
+    return (
+        found is not None
+        and _lengths_within(values, len(found.group()))
+        and _written_after(found.group(), "\n".join(values), len(values) - 1)
+    )
+
+
+def _lengths_within(values: Sequence[str], head: int) -> bool:
+    # Every value starts with a head of this length, which may make the minimum sure.
+    shortest = head >= MIN_URL_LENGTH or min(map(len, values)) >= MIN_URL_LENGTH
+    return shortest and max(map(len, values)) <= MAX_URL_LENGTH
+
+
+def _written_after(head: str, text: str, newlines: int) -> bool:
+    # The values joined as ``text``: each starts with ``head`` and holds no newline,
+    # and all of it is _URI_CHARS (heads included) with no stray '%'.
     return (
         text.count("\n") == newlines
         and text.count("\n" + head) == newlines
         and text.isascii()
         and not text.encode("ascii").translate(None, _BATCH_BYTES)
-        and (len(head) >= MIN_URL_LENGTH or min(map(len, values)) >= MIN_URL_LENGTH)
-        and max(map(len, values)) <= MAX_URL_LENGTH
         and ("%" not in text or _STRAY_PERCENT.search(text) is None)
     )
 

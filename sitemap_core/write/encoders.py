@@ -67,55 +67,55 @@ def _url_elements(entries: Sequence[Entry], declared: int | None) -> tuple[str, 
 
     An entry using a namespace outside ``declared`` declares it on its own ``<url>``;
     with ``declared`` None (the document's first batch, whose mask the caller then
-    declares on ``<urlset>``) none does. One loop with the commonest shape written
-    inline: the writer's hot path for sources that yield entries.
+    declares on ``<urlset>``) none does. The writer's hot path for sources that yield
+    entries: the commonest shape, every field there, is written inline, with its
+    extensions or without.
     """
     words = _CHANGEFREQ_TEXT
     parts: list[str] = []
     append = parts.append
     mask = 0
-    for entry in entries:
-        loc = entry.loc
-        if "&" in loc:
-            loc = loc.replace("&", "&amp;")
-        if "'" in loc:
-            loc = loc.replace("'", "&apos;")
-        lastmod = entry.lastmod
-        changefreq = entry.changefreq
-        priority = entry.priority
+    for entry, loc in zip(entries, _escaped_uris([entry.loc for entry in entries]), strict=True):
         extra = entry.extra
-        if extra is None:
-            if lastmod is not None and changefreq is not None and priority is not None:
-                append(
-                    f"<url><loc>{loc}</loc><lastmod>{lastmod}</lastmod>"
-                    f"<changefreq>{words[changefreq]}</changefreq><priority>"
-                    f"{format_priority(priority)}</priority></url>\n"
-                )
-                continue
-            head, tail = "<url>", "</url>\n"
+        lastmod, changefreq, priority = entry.lastmod, entry.changefreq, entry.priority
+        if lastmod is None or changefreq is None or priority is None:
+            mask |= 0 if extra is None else extra.mask
+            append(_url_element(entry, loc, declared))
+        elif extra is None:
+            append(
+                f"<url><loc>{loc}</loc><lastmod>{lastmod}</lastmod>"
+                f"<changefreq>{words[changefreq]}</changefreq><priority>"
+                f"{format_priority(priority)}</priority></url>\n"
+            )
         else:
-            used = extra.mask
-            mask |= used
-            missing = 0 if declared is None else used & ~declared
-            head = f"<url{declarations(missing)}>" if missing else "<url>"
-            if lastmod is not None and changefreq is not None and priority is not None:
-                append(
-                    f"{head}<loc>{loc}</loc><lastmod>{lastmod}</lastmod>"
-                    f"<changefreq>{words[changefreq]}</changefreq><priority>"
-                    f"{format_priority(priority)}</priority>"
-                    f"{extra.xml}</url>\n"
-                )
-                continue
-            tail = extra.xml + "</url>\n"
-        # Any other shape: each optional field that is there.
-        append(
-            f"{head}<loc>{loc}</loc>"
-            f"{'' if lastmod is None else f'<lastmod>{lastmod}</lastmod>'}"
-            f"{'' if changefreq is None else f'<changefreq>{words[changefreq]}</changefreq>'}"
-            f"{'' if priority is None else f'<priority>{format_priority(priority)}</priority>'}"
-            f"{tail}"
-        )
+            mask |= extra.mask
+            missing = 0 if declared is None else extra.mask & ~declared
+            append(
+                f"{f'<url{declarations(missing)}>' if missing else '<url>'}<loc>{loc}</loc>"
+                f"<lastmod>{lastmod}</lastmod><changefreq>{words[changefreq]}</changefreq>"
+                f"<priority>{format_priority(priority)}</priority>{extra.xml}</url>\n"
+            )
     return "".join(parts), mask
+
+
+def _url_element(entry: Entry, loc: str, declared: int | None) -> str:
+    """The ``<url>`` of an entry of any shape (``loc`` escaped): each optional field
+    that is there, then its extensions, declaring the namespaces ``declared`` lacks."""
+    head, tail = "<url>", "</url>\n"
+    extra = entry.extra
+    if extra is not None:
+        missing = 0 if declared is None else extra.mask & ~declared
+        head = f"<url{declarations(missing)}>" if missing else "<url>"
+        tail = extra.xml + tail
+    lastmod, changefreq, priority = entry.lastmod, entry.changefreq, entry.priority
+    words = _CHANGEFREQ_TEXT
+    return (
+        f"{head}<loc>{loc}</loc>"
+        f"{'' if lastmod is None else f'<lastmod>{lastmod}</lastmod>'}"
+        f"{'' if changefreq is None else f'<changefreq>{words[changefreq]}</changefreq>'}"
+        f"{'' if priority is None else f'<priority>{format_priority(priority)}</priority>'}"
+        f"{tail}"
+    )
 
 
 def _row_elements(rows: list[Row], origin: str | None, source: str) -> str:

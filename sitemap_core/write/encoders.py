@@ -149,6 +149,8 @@ def _row_elements(rows: list[Row], origin: str | None, source: str) -> str:
 def _row_columns(rows: list[Row]) -> tuple[Sequence[str], list[str], list[str], list[str]]:
     """The rows' validated locs, and their other fields as elements ("" when absent),
     field by field; raises the error of a refused value."""
+    if not rows:
+        return [], [], [], []
     locs, lastmods, changefreqs, priorities = zip(*rows, strict=True)
     return (
         normalise_urls(locs),

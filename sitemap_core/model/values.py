@@ -11,6 +11,7 @@ the extension values (images, videos, news, alternates) call them.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta, timezone
 from decimal import Decimal
 from enum import StrEnum
@@ -29,6 +30,7 @@ __all__ = [
     "normalise_lastmod",
     "normalise_priority",
     "normalise_url",
+    "normalise_urls",
 ]
 
 #: What ``lastmod`` accepts: a date, a datetime, or an ISO 8601 / W3C string.
@@ -64,9 +66,14 @@ _CHANGEFREQ_TEXT = {word: word for word in _CHANGEFREQ_BY_WORD}
 # quantifier be possessive; the usual "[a-z0-9](?:[a-z0-9-]*[a-z0-9])?" backtracks at the
 # end of every label.
 _LABEL = r"[a-z0-9]++(?:-++[a-z0-9]++)*+"
-_WRITTEN_URL = re.compile(
-    rf"https?+://{_LABEL}(?:\.{_LABEL})*+/[A-Za-z0-9\-._~!$&'()*+,;=:@/?%]*+\Z"
-)
+# The scheme, the host and the path's first slash; then only these characters.
+_HEAD = rf"https?+://{_LABEL}(?:\.{_LABEL})*+/"
+_URI_CHARS = r"A-Za-z0-9\-._~!$&'()*+,;=:@/?%"
+_WRITTEN_URL = re.compile(rf"{_HEAD}[{_URI_CHARS}]*+\Z")
+# The same two rules in the form normalise_urls checks a batch with (see there): the
+# head alone, and the bytes of _URI_CHARS with the newline that joins the batch.
+_WRITTEN_HEAD = re.compile(_HEAD)
+_BATCH_BYTES = b"\n" + bytes(code for code in range(128) if re.match(f"[{_URI_CHARS}]", chr(code)))
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _STRAY_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
 # RFC 3986 pchar minus the unreserved set (which quote() never encodes) plus '%',
@@ -107,6 +114,60 @@ def normalise_url(value: Any, field: str = "loc") -> str:
             field, value, f"is shorter than the schema's minimum of {MIN_URL_LENGTH} characters"
         )
     return url
+
+
+def normalise_urls(values: Sequence[Any], field: str = "loc") -> Sequence[str]:
+    """Return ``[normalise_url(value, field) for value in values]``, or raise its error.
+
+    The batch form of :func:`normalise_url`, for writers of many URLs: a batch whose
+    URLs all are in their written form (see :func:`_written_urls`), as a page's URLs
+    from one site usually are, is checked at once and returned as it is.
+    """
+    if _written_urls(values):
+        return values
+    return [normalise_url(value, field) for value in values]
+
+
+def _written_urls(values: Sequence[Any]) -> bool:
+    """Whether :func:`normalise_url` returns every one of ``values`` as it is.
+
+    Its first test, for a batch: each value a ``str`` of 12 to 2,048 characters that
+    ``_WRITTEN_URL`` matches, with no stray ``%``. The URLs of a page share their
+    scheme and host, so the head ``_WRITTEN_URL`` matches first (scheme, host, first
+    slash) is matched once, on the first value; a value starting with that text has
+    that head too (the pattern cannot backtrack), and matches when the rest is made of
+    ``_URI_CHARS``. That rest is checked for the whole batch joined by newlines (a
+    character no URL here holds, so exactly ``len(values) - 1`` of them) in one pass,
+    and so is the stray ``%`` (a newline after it is no hex digit, as the end of a
+    value is not). A batch of any other shape, whatever its URLs, is left to the
+    one-by-one form.
+    """
+    if not values or set(map(type, values)) != {str}:
+        return False
+    found = _WRITTEN_HEAD.match(values[0])
+    return (
+        found is not None
+        and _lengths_within(values, len(found.group()))
+        and _written_after(found.group(), "\n".join(values), len(values) - 1)
+    )
+
+
+def _lengths_within(values: Sequence[str], head: int) -> bool:
+    # Every value starts with a head of this length, which may make the minimum sure.
+    shortest = head >= MIN_URL_LENGTH or min(map(len, values)) >= MIN_URL_LENGTH
+    return shortest and max(map(len, values)) <= MAX_URL_LENGTH
+
+
+def _written_after(head: str, text: str, newlines: int) -> bool:
+    # The values joined as ``text``: each starts with ``head`` and holds no newline,
+    # and all of it is _URI_CHARS (heads included) with no stray '%'.
+    return (
+        text.count("\n") == newlines
+        and text.count("\n" + head) == newlines
+        and text.isascii()
+        and not text.encode("ascii").translate(None, _BATCH_BYTES)
+        and ("%" not in text or _STRAY_PERCENT.search(text) is None)
+    )
 
 
 def _general_url(value: str, field: str) -> str:

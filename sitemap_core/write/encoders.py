@@ -10,8 +10,10 @@ Escaping is done here and only here.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
+from itertools import repeat
+from typing import Any
 
 from sitemap_core.errors import InvalidEntryError, SitemapError, SitemapTooLargeError
 from sitemap_core.limits import (
@@ -26,10 +28,12 @@ from sitemap_core.model.namespaces import SITEMAP_NS
 from sitemap_core.model.rows import Row, RowBatch, entry_from_row, not_under
 from sitemap_core.model.values import (
     _CHANGEFREQ_TEXT,
+    ChangeFreq,
     normalise_changefreq,
     normalise_lastmod,
     normalise_priority,
     normalise_url,
+    normalise_urls,
 )
 from sitemap_core.model.xmltext import escape, escape_uri
 
@@ -63,104 +67,139 @@ def _url_elements(entries: Sequence[Entry], declared: int | None) -> tuple[str, 
 
     An entry using a namespace outside ``declared`` declares it on its own ``<url>``;
     with ``declared`` None (the document's first batch, whose mask the caller then
-    declares on ``<urlset>``) none does. One loop with the commonest shape written
-    inline: the writer's hot path for sources that yield entries.
+    declares on ``<urlset>``) none does. The writer's hot path for sources that yield
+    entries: the commonest shape, every field there, is written inline, with its
+    extensions or without.
     """
     words = _CHANGEFREQ_TEXT
     parts: list[str] = []
     append = parts.append
     mask = 0
-    for entry in entries:
-        loc = entry.loc
-        if "&" in loc:
-            loc = loc.replace("&", "&amp;")
-        if "'" in loc:
-            loc = loc.replace("'", "&apos;")
-        lastmod = entry.lastmod
-        changefreq = entry.changefreq
-        priority = entry.priority
+    for entry, loc in zip(entries, _escaped_uris([entry.loc for entry in entries]), strict=True):
         extra = entry.extra
-        if extra is None:
-            if lastmod is not None and changefreq is not None and priority is not None:
-                append(
-                    f"<url><loc>{loc}</loc><lastmod>{lastmod}</lastmod>"
-                    f"<changefreq>{words[changefreq]}</changefreq><priority>"
-                    f"{format_priority(priority)}</priority></url>\n"
-                )
-                continue
-            head, tail = "<url>", "</url>\n"
-        else:
-            used = extra.mask
-            mask |= used
-            missing = 0 if declared is None else used & ~declared
-            head = f"<url{declarations(missing)}>" if missing else "<url>"
-            if lastmod is not None and changefreq is not None and priority is not None:
-                append(
-                    f"{head}<loc>{loc}</loc><lastmod>{lastmod}</lastmod>"
-                    f"<changefreq>{words[changefreq]}</changefreq><priority>"
-                    f"{format_priority(priority)}</priority>"
-                    f"{extra.xml}</url>\n"
-                )
-                continue
-            tail = extra.xml + "</url>\n"
-        # Any other shape: each optional field that is there.
-        append(
-            f"{head}<loc>{loc}</loc>"
-            f"{'' if lastmod is None else f'<lastmod>{lastmod}</lastmod>'}"
-            f"{'' if changefreq is None else f'<changefreq>{words[changefreq]}</changefreq>'}"
-            f"{'' if priority is None else f'<priority>{format_priority(priority)}</priority>'}"
-            f"{tail}"
-        )
-    return "".join(parts), mask
-
-
-def _row_elements(rows: list[Row], origin: str | None, source: str) -> str:
-    """Validate and write ``<url>`` elements of tuple rows in one pass.
-
-    The same bytes and the same errors as ``Entry(*row)`` written by
-    :func:`_url_elements` after ``Plan.check``: each row's fields go through the
-    validators an entry's go through, in the same order, and are written without an
-    ``Entry`` built. As with entries, a value error of any row of the batch comes
-    before a row outside ``origin``.
-    """
-    words = _CHANGEFREQ_TEXT
-    parts: list[str] = []
-    append = parts.append
-    misplaced: str | None = None
-    for loc, lastmod, changefreq, priority in rows:
-        try:  # Entry's validators, in Entry's order
-            loc = normalise_url(loc)
-            lastmod = None if lastmod is None else normalise_lastmod(lastmod)
-            changefreq = None if changefreq is None else normalise_changefreq(changefreq)
-            priority = None if priority is None else normalise_priority(priority)
-        except InvalidEntryError as exc:
-            raise exc.with_source(source) from None
-        if origin is not None and not loc.startswith(origin):
-            misplaced = misplaced or loc
-            continue
-        if "&" in loc:
-            loc = loc.replace("&", "&amp;")
-        if "'" in loc:
-            loc = loc.replace("'", "&apos;")
-        if lastmod is not None and changefreq is not None and priority is not None:
+        lastmod, changefreq, priority = entry.lastmod, entry.changefreq, entry.priority
+        if lastmod is None or changefreq is None or priority is None:
+            mask |= 0 if extra is None else extra.mask
+            append(_url_element(entry, loc, declared))
+        elif extra is None:
             append(
                 f"<url><loc>{loc}</loc><lastmod>{lastmod}</lastmod>"
                 f"<changefreq>{words[changefreq]}</changefreq><priority>"
                 f"{format_priority(priority)}</priority></url>\n"
             )
-            continue
-        # Any other shape: each optional field that is there.
-        append(
-            f"<url><loc>{loc}</loc>"
-            f"{'' if lastmod is None else f'<lastmod>{lastmod}</lastmod>'}"
-            f"{'' if changefreq is None else f'<changefreq>{words[changefreq]}</changefreq>'}"
-            f"{'' if priority is None else f'<priority>{format_priority(priority)}</priority>'}"
-            "</url>\n"
-        )
-    if misplaced is not None:
-        assert origin is not None
-        raise not_under(misplaced, origin, source)
-    return "".join(parts)
+        else:
+            mask |= extra.mask
+            missing = 0 if declared is None else extra.mask & ~declared
+            append(
+                f"{f'<url{declarations(missing)}>' if missing else '<url>'}<loc>{loc}</loc>"
+                f"<lastmod>{lastmod}</lastmod><changefreq>{words[changefreq]}</changefreq>"
+                f"<priority>{format_priority(priority)}</priority>{extra.xml}</url>\n"
+            )
+    return "".join(parts), mask
+
+
+def _url_element(entry: Entry, loc: str, declared: int | None) -> str:
+    """The ``<url>`` of an entry of any shape (``loc`` escaped): each optional field
+    that is there, then its extensions, declaring the namespaces ``declared`` lacks."""
+    head, tail = "<url>", "</url>\n"
+    extra = entry.extra
+    if extra is not None:
+        missing = 0 if declared is None else extra.mask & ~declared
+        head = f"<url{declarations(missing)}>" if missing else "<url>"
+        tail = extra.xml + tail
+    lastmod, changefreq, priority = entry.lastmod, entry.changefreq, entry.priority
+    words = _CHANGEFREQ_TEXT
+    return (
+        f"{head}<loc>{loc}</loc>"
+        f"{'' if lastmod is None else f'<lastmod>{lastmod}</lastmod>'}"
+        f"{'' if changefreq is None else f'<changefreq>{words[changefreq]}</changefreq>'}"
+        f"{'' if priority is None else f'<priority>{format_priority(priority)}</priority>'}"
+        f"{tail}"
+    )
+
+
+def _row_elements(rows: list[Row], origin: str | None, source: str) -> str:
+    """Validate and write the ``<url>`` elements of four-field tuple rows.
+
+    The same bytes and the same errors as ``Entry(*row)`` written by
+    :func:`_url_elements` after ``Plan.check``, without an ``Entry`` built: each field
+    of the batch goes through its validator at once (:func:`_row_columns`). A batch
+    with a refused value is then built row by row as entries, so that the error is
+    Entry's own for the first bad row, in Entry's order of fields; as with entries, a
+    value error of any row of the batch comes before a row outside ``origin``.
+    """
+    try:
+        locs, lastmods, changefreqs, priorities = _row_columns(rows)
+    except (InvalidEntryError, TypeError):
+        for row in rows:  # raises the error of the first bad row
+            entry_from_row(row, source)
+        raise  # not reached: the columns' validators are the entry's
+    if origin is not None and not all(map(str.startswith, locs, repeat(origin))):
+        raise not_under(next(loc for loc in locs if not loc.startswith(origin)), origin, source)
+    return "".join(
+        [
+            f"<url><loc>{loc}</loc>{lastmod}{changefreq}{priority}</url>\n"
+            for loc, lastmod, changefreq, priority in zip(
+                _escaped_uris(locs), lastmods, changefreqs, priorities, strict=True
+            )
+        ]
+    )
+
+
+def _row_columns(rows: list[Row]) -> tuple[Sequence[str], list[str], list[str], list[str]]:
+    """The rows' validated locs, and their other fields as elements ("" when absent),
+    field by field; raises the error of a refused value."""
+    if not rows:
+        return [], [], [], []
+    locs, lastmods, changefreqs, priorities = zip(*rows, strict=True)
+    return (
+        normalise_urls(locs),
+        [_lastmod_element(lastmod) for lastmod in lastmods],
+        _elements(changefreqs, _changefreq_element, _WORD_TYPES),
+        _elements(priorities, _priority_element, _NUMBER_TYPES),
+    )
+
+
+# Types whose equal values are written alike: a changefreq word and its member; 0.0
+# and -0.0 (normalise_priority writes both as 0.0).
+_WORD_TYPES: frozenset[type] = frozenset({str, ChangeFreq, type(None)})
+_NUMBER_TYPES: frozenset[type] = frozenset({float, type(None)})
+
+
+def _elements(
+    values: Sequence[Any], element: Callable[[Any], str], types: frozenset[type]
+) -> list[str]:
+    """``[element(value) for value in values]``, each distinct value written once when
+    all are of ``types``: the rows of a page carry a few changefreqs and priorities."""
+    if types.issuperset(map(type, values)):
+        texts = {value: element(value) for value in set(values)}
+        return list(map(texts.__getitem__, values))
+    return list(map(element, values))
+
+
+def _lastmod_element(value: Any) -> str:
+    return "" if value is None else f"<lastmod>{normalise_lastmod(value)}</lastmod>"
+
+
+def _changefreq_element(value: Any) -> str:
+    if value is None:
+        return ""
+    return f"<changefreq>{_CHANGEFREQ_TEXT[normalise_changefreq(value)]}</changefreq>"
+
+
+def _priority_element(value: Any) -> str:
+    if value is None:
+        return ""
+    return f"<priority>{format_priority(normalise_priority(value))}</priority>"
+
+
+def _escaped_uris(uris: Sequence[str]) -> Sequence[str]:
+    """``uris`` escaped for XML text, at once: joined by newlines, which no normalised
+    URI holds (see :func:`~sitemap_core.model.xmltext.escape_uri`)."""
+    text = "\n".join(uris)
+    if "&" not in text and "'" not in text:
+        return uris
+    return escape_uri(text).split("\n")
 
 
 def _wide_row_elements(

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sitemap_core import Entry, InvalidEntryError, Site, UrlSource, respond
+from sitemap_core import ChangeFreq, Entry, InvalidEntryError, Site, UrlSource, respond
 from sitemap_core.memory.cache import MemoryCache
 from sitemap_core.model.rows import RowBatch
 from sitemap_core.serve.drive_async import respond_async
@@ -159,6 +159,33 @@ def test_a_value_error_of_a_batch_comes_before_a_row_on_another_host() -> None:
     assert assert_same(rows)[1] == "lastmod"
     rows = [("https://other.example/x",), (ORIGIN + "a",)]
     assert assert_same(rows)[1:3] == ("loc", "'https://other.example/x'")
+
+
+def test_a_batch_raises_the_error_of_its_first_bad_row() -> None:
+    # The writer checks a batch field by field (every loc, then every lastmod, ...);
+    # the error is still the first bad row's, in Entry's order of fields.
+    good = (ORIGIN + "a", "2024-05-01", "daily", 0.5)
+    rows = [good, (ORIGIN + "b", None, None, 2.0), ("not a url",), good]
+    assert assert_same(rows)[1:3] == ("priority", "2.0")
+    rows = [good, (ORIGIN + "b", None, ["unhashable"]), (ORIGIN + "c", None, None, 7.0)]
+    assert assert_same(rows)[0] == "type-error"
+    rows = [good, (ORIGIN + "b", None, "often"), (ORIGIN + "c", None, ["unhashable"])]
+    assert assert_same(rows)[1:3] == ("changefreq", "'often'")
+    rows = [(ORIGIN + "c", None, "Daily", 1), (ORIGIN + "d", None, ChangeFreq.DAILY, True)]
+    assert assert_same(rows)[1:3] == ("priority", "True")
+
+
+def test_rows_of_a_page_write_each_distinct_value_alike() -> None:
+    # Equal values of the types written once per batch: a word and its member, -0.0.
+    rows = [
+        (ORIGIN + "a", None, ChangeFreq.DAILY, -0.0),
+        (ORIGIN + "b", None, "daily", 0.0),
+        (ORIGIN + "c", None, "DAILY", 0.5),
+        (ORIGIN + "d?x=1&y='2'", None, None, 1.0),
+    ]
+    assert assert_same(rows)[0] == "bytes"
+    assert via_rows(rows).count(b"<changefreq>daily</changefreq>") == 3
+    assert b"&amp;y=&apos;2&apos;" in via_rows(rows)
 
 
 def test_rows_under_other_origins() -> None:

@@ -9,6 +9,7 @@ together from its parts). Shown here, for any input:
   (field, value, reason, source), as a reference built from the validators, with
   lastmods written by ``datetime.isoformat()`` as the code before any fast form did;
 * a URL the written-form pattern recognises is one the general path leaves as it is;
+* a batch of URLs checked at once gives what each URL gives alone;
 * values pickle, copy, compare and hash as before.
 
 The recorded outcomes of a fixed corpus are checked by ``test_corpus``.
@@ -36,6 +37,7 @@ from sitemap_core.model.values import (
     normalise_lastmod,
     normalise_priority,
     normalise_url,
+    normalise_urls,
 )
 from sitemap_core.model.xmltext import escape
 from sitemap_core.sources.base import coerce_batch
@@ -77,6 +79,65 @@ def test_a_url_in_its_written_form_is_what_the_general_path_makes_of_it(text: st
     expected = outcome(lambda: _general_url(text, "loc"))
     if expected[0] == "ok" and 12 <= len(expected[1]) <= 2048:
         assert outcome(lambda: normalise_url(text)) == expected
+
+
+class Link(str):
+    """A str subclass: never in its written form, since normalise_url returns a str."""
+
+
+def each_url(batch: list[Any], field: str = "loc") -> tuple[Any, ...]:
+    """The reference of a batch: normalise_url of each value, in order."""
+    return outcome(lambda: [normalise_url(value, field) for value in batch])
+
+
+@SETTINGS
+@given(
+    st.lists(
+        st.one_of(
+            st.lists(URL_CHARS, max_size=8).map(lambda rest: ORIGIN + "".join(rest)),
+            st.lists(URL_CHARS, max_size=8).map(lambda rest: "http://a.b/" + "".join(rest)),
+            urlish(),
+            st.sampled_from([ORIGIN + "x" * 2029, None, 7, Link(ORIGIN + "x")]),
+        ),
+        max_size=6,
+    ),
+    st.sampled_from(["loc", "image.loc"]),
+)
+@example([ORIGIN + "a\n" + ORIGIN + "b", ORIGIN + "c"], "loc")  # a newline inside a value
+@example([ORIGIN + "a%4", ORIGIN + "1"], "loc")  # a stray % at a value's end
+@example([ORIGIN + "a%", "1" + ORIGIN], "loc")
+@example(["http://a.b/", "http://a.b/x"], "loc")  # a head shorter than the minimum
+@example([ORIGIN + "a", "https://other.example/b"], "loc")  # two heads
+@example([ORIGIN + "a", ORIGIN + "x" * 2029], "loc")  # one value too long
+@example([ORIGIN + "a", Link(ORIGIN + "b")], "loc")
+def test_a_batch_of_urls_gives_what_each_url_gives(batch: list[Any], field: str) -> None:
+    expected = each_url(batch, field)
+    assert outcome(lambda: list(normalise_urls(batch, field))) == expected
+    if values._written_urls(batch):  # returned as they are: each is its own normal form
+        assert all(type(url) is str and normalise_url(url) is url for url in batch)
+
+
+def test_a_batch_in_its_written_form_is_returned_as_it_is() -> None:
+    batch = [ORIGIN + "posts/1?ref=feed&x=1", ORIGIN + "posts/2", ORIGIN + "a%41'b"]
+    assert values._written_urls(batch)
+    assert normalise_urls(batch) is batch
+    assert not values._written_urls([])
+    for odd in (
+        [ORIGIN + "a", "https://other.example/b"],  # another head: one by one
+        [ORIGIN + "a", Link(ORIGIN + "b")],
+        [ORIGIN + "a\n" + ORIGIN + "b"],
+        ["https://EXAMPLE.com/a"],
+    ):
+        assert not values._written_urls(odd)
+        assert outcome(lambda odd=odd: list(normalise_urls(odd))) == each_url(odd)
+
+
+def test_a_batch_with_a_bad_url_raises_the_error_of_the_first() -> None:
+    batch = [ORIGIN + "a", "ftp://example.com/x", "nothing"]
+    with pytest.raises(InvalidEntryError) as info:
+        normalise_urls(batch, "image.loc")
+    assert (info.value.field, info.value.value) == ("image.loc", "ftp://example.com/x")
+    assert "must be an absolute http:// or https:// URL" in str(info.value)
 
 
 # ------------------------------------------------------------------------- the reference

@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 
 from sitemap_core.serve.front import (
     FINGERPRINT_ITEMS,
+    THREAD_BATCHES,
     AsyncUrlSource,
     ChangeFreq,
     ConfigurationError,
@@ -347,9 +348,17 @@ async def _spec_batches(
             yield batch
     elif callable(params):
         sync_params = params
+        # As a sync source's pages: after a first batch (the first byte leaves early),
+        # the worker thread hands over THREAD_BATCHES batches at a time, each hand-over
+        # a round trip to the event loop.
         batches = runner.pull_sync(
             lambda: _sync_batches(
-                spec, name, param_result(sync_params(), spec.label), size, build_url
+                spec,
+                name,
+                param_result(sync_params(), spec.label),
+                size,
+                build_url,
+                size * THREAD_BATCHES,
             )
         )
         try:
@@ -377,10 +386,16 @@ async def _async_param_batches(
 
 
 def _sync_batches(
-    spec: _Spec, name: str, items: Iterable[Any], size: int, build_url: BuildUrl
+    spec: _Spec,
+    name: str,
+    items: Iterable[Any],
+    size: int,
+    build_url: BuildUrl,
+    then: int | None = None,
 ) -> Iterator[list[Entry | Row]]:
     # Items with only the usual fields come as tuple rows, which _batches hands on as
     # a RowBatch: written without building an Entry each (see iter_param_entries).
+    # Batches of ``size``, or of ``then`` after the first.
     batch: list[Entry | Row] = []
     append = batch.append
     for entry in iter_param_entries(
@@ -391,6 +406,7 @@ def _sync_batches(
             yield batch
             batch = []
             append = batch.append
+            size = then or size
     if batch:
         yield batch
 

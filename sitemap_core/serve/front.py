@@ -55,7 +55,13 @@ from sitemap_core.serve.request import (
 )
 from sitemap_core.serve.settings import FLASK_PREFIX, OPTIONS, Settings, SettingsArguments
 from sitemap_core.serve.site import Plan, Site
-from sitemap_core.sources.aio import AsyncSliceable, AsyncUrlSource, Runner, aclose
+from sitemap_core.sources.aio import (
+    THREAD_BATCHES,
+    AsyncSliceable,
+    AsyncUrlSource,
+    Runner,
+    aclose,
+)
 from sitemap_core.sources.base import (
     Limits,
     SourceOptions,
@@ -91,6 +97,7 @@ __all__ = [
     "FLASK_PREFIX",
     "LOOPBACK_HOSTS",
     "OPTIONS",
+    "THREAD_BATCHES",
     "XML",
     "Alternate",
     "AsyncSliceable",

@@ -22,8 +22,8 @@ medians of ``--repeat`` runs, contenders in turn:
   transaction) with the triggers and with them disabled, and a 1,000,000-row bulk
   INSERT and DELETE; target: single rows within 2x of the bare write.
 
-Run from the repository root (about 4 minutes at ten million rows; a hundred million
-rows take about half an hour and 20 GB of disk)::
+Run from the repository root (about 1 minute at ten million rows; a hundred million
+rows take about 6 minutes and 20 GB of disk on two cores)::
 
     .venv/bin/python benchmarks/bench_pages.py [--rows 10000000 100000000] [--repeat 5]
 """

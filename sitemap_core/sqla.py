@@ -1,17 +1,6 @@
 """The SQLAlchemy sources' public import path (the code: :mod:`sitemap_core.sources.sql.sqla`)."""
 
-from sitemap_core.sources.sql.sqla import (
-    AsyncSQLAlchemySource,
-    SQLAlchemySource,
-    install_change_log,
-    install_page_facts,
-    install_version_triggers,
-)
+from sitemap_core.sources.sql import sqla as _sqla
+from sitemap_core.sources.sql.sqla import *  # noqa: F403 (this path names the module's public names)
 
-__all__ = [
-    "AsyncSQLAlchemySource",
-    "SQLAlchemySource",
-    "install_change_log",
-    "install_page_facts",
-    "install_version_triggers",
-]
+__all__ = _sqla.__all__

@@ -19,12 +19,12 @@ import re
 import sys
 import threading
 import time
-from collections import OrderedDict
 from typing import Any, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
 from sitemap_core.errors import ConfigurationError, shorten
 from sitemap_core.memory.breaker import Breaker, describe
+from sitemap_core.memory.lru import LeastRecent
 
 logger = logging.getLogger("sitemap_core")
 
@@ -81,36 +81,21 @@ class MemoryCache:
             raise ConfigurationError(f"cache size must be positive, got {max_bytes}")
         self.max_bytes = max_bytes
         self.max_item_bytes = min(max_item_bytes or max_bytes // 4, max_bytes)
-        self._items: OrderedDict[str, bytes] = OrderedDict()
-        self._size = 0
-        self._lock = threading.Lock()
+        self._items: LeastRecent[bytes] = LeastRecent(max_bytes, len)
 
     @property
     def size(self) -> int:
         """Bytes held now."""
-        return self._size
+        return self._items.held
 
     def get(self, key: str) -> bytes | None:
         """The document under ``key``, marked as recently used; or None."""
-        with self._lock:
-            value = self._items.get(key)
-            if value is not None:
-                self._items.move_to_end(key)
-            return value
+        return self._items.get(key)
 
     def set(self, key: str, value: bytes) -> None:
         """Store ``value``, evicting the least recently used to stay within bounds."""
-        if len(value) > self.max_item_bytes:
-            return
-        with self._lock:
-            old = self._items.pop(key, None)
-            if old is not None:
-                self._size -= len(old)
-            self._items[key] = value
-            self._size += len(value)
-            while self._size > self.max_bytes:
-                _, evicted = self._items.popitem(last=False)
-                self._size -= len(evicted)
+        if len(value) <= self.max_item_bytes:
+            self._items.put(key, value)
 
 
 class RedisCache:

@@ -21,14 +21,13 @@ same checks, so its 304 or its headers always describe the current data.
 from __future__ import annotations
 
 import hashlib
-import threading
-from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
 from sitemap_core.errors import SitemapError
+from sitemap_core.memory.lru import LeastRecent
 from sitemap_core.model.entries import Entry
 from sitemap_core.model.rows import RowBatch
 
@@ -86,44 +85,40 @@ class Recalled:
         )
 
 
+def _disarmed(before: Recalled | None) -> Recalled | None:
+    # What is remembered of a document found stale: the same, disarmed (or nothing).
+    return None if before is None else replace(before, armed=False)
+
+
 class Recall:
     """A bounded, thread-safe memory of :class:`Recalled`, by document identity."""
 
     def __init__(self, size: int = MAX_REMEMBERED) -> None:
-        self._items: OrderedDict[str, Recalled] = OrderedDict()
-        self._size = size
-        self._lock = threading.Lock()
+        self._items: LeastRecent[Recalled] = LeastRecent(size)
 
     def get(self, key: str) -> Recalled | None:
         """What was remembered of document ``key``, if anything."""
-        with self._lock:
-            found = self._items.get(key)
-            if found is not None:
-                self._items.move_to_end(key)
-            return found
+        return self._items.get(key)
 
     def found(self, key: str, value: Recalled) -> None:
         """A full render of document ``key`` found ``value``: remember it, armed unless
         the document was disarmed and this render disagrees with the last one."""
-        with self._lock:
-            before = self._items.get(key)
-        armed = before is None or before.armed or before.agrees(value)
-        self.put(key, replace(value, armed=armed))
+
+        def armed(before: Recalled | None) -> Recalled:
+            keep = before is None or before.armed or before.agrees(value)
+            return replace(value, armed=keep)
+
+        self._items.update(key, armed)
 
     def disarm(self, key: str) -> None:
         """Document ``key`` was found stale: render it whole until it is stable again."""
-        with self._lock:
-            before = self._items.get(key)
-            if before is not None:
-                self._items[key] = replace(before, armed=False)
+        self._items.update(
+            key, lambda before: None if before is None else replace(before, armed=False)
+        )
 
     def put(self, key: str, value: Recalled) -> None:
         """Remember ``value`` for document ``key``."""
-        with self._lock:
-            self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self._size:
-                self._items.popitem(last=False)
+        self._items.put(key, value)
 
     def __len__(self) -> int:
         return len(self._items)

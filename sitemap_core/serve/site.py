@@ -25,7 +25,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Generic, Literal, Protocol, TypeAlias, TypeVar
+from typing import Generic, Literal, NamedTuple, Protocol, TypeAlias, TypeVar
 
 from sitemap_core.errors import ConfigurationError, InvalidEntryError
 from sitemap_core.limits import (
@@ -84,6 +84,15 @@ Format = Literal["xml", "txt", "html", "atom"]
 Stable: TypeAlias = Mapping[str, Sequence[Page]]
 
 NO_STABLE_PAGES: Stable = {}
+
+
+class Counted(NamedTuple):
+    """What a request's sources said before its plan: their counts, and the pages of
+    those with stable pages."""
+
+    counts: Mapping[str, int]
+    stable: Stable
+
 
 ROBOTS_PATH = "/robots.txt"
 _ROOT = re.compile(r"/sitemap\.(xml|txt|html)(\.gz)?")
@@ -450,10 +459,10 @@ class Site(Generic[S]):
         if self._fits_one_file(counts):
             if target.kind != "root":
                 return None
-            return self._single_plan(target, counts, base, total, stable)
+            return self._single_plan(target, Counted(counts, stable), base, total)
         if target.fmt == "txt":
             return None  # text sitemaps have no index form; the pages are listed in XML
-        return self._index_plan(target, counts, base, total, stable)
+        return self._index_plan(target, Counted(counts, stable), base, total)
 
     def _origin(self, base: BaseURL) -> str | None:
         # What every loc must start with (see Plan.origin).
@@ -497,16 +506,10 @@ class Site(Generic[S]):
             return None
         return ranked_page(self.entries_per_page(name), number, counts[name])
 
-    def _single_plan(
-        self,
-        target: Target,
-        counts: Mapping[str, int],
-        base: BaseURL,
-        total: int,
-        stable: Stable,
-    ) -> Plan[S]:
+    def _single_plan(self, target: Target, counted: Counted, base: BaseURL, total: int) -> Plan[S]:
         # The whole site in /sitemap.xml: every source's entries, one after the other
         # (a source with stable pages, page after page).
+        counts, stable = counted
         slices = []
         for name, count in counts.items():
             if name in stable:
@@ -524,16 +527,12 @@ class Site(Generic[S]):
         return plan
 
     def _index_plan(
-        self,
-        target: Target,
-        counts: Mapping[str, int],
-        base: BaseURL,
-        total: int,
-        stable: Stable,
+        self, target: Target, counted: Counted, base: BaseURL, total: int
     ) -> Plan[S] | None:
         # Above the capacity the index is split: part 1 at /sitemap.xml, part N at
         # /sitemap-index-N.xml, each a full index file; robots.txt lists them all
         # (indexes of indexes are not part of the protocol).
+        counts, stable = counted
         child_ranges = self._child_ranges(counts, base, target.fmt == "html", stable)
         capacity = self.index_capacity(base)
         number = 1 if target.kind == "root" else target.page

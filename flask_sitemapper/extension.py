@@ -839,7 +839,7 @@ def _sitemap_rules(app: Flask, settings: Settings) -> list[str]:
     rules = [f"/sitemap.<{converter}:document>"]
     rules += [rule for rule in _PAGE_RULES if settings.html or ".html" not in rule]
     if settings.feed:
-        rules.append(FEED_PATH)
+        rules += [FEED_PATH, f"{FEED_PATH}.gz"]
     key = settings.indexnow()
     if key is not None:
         rules.append(key_file_path(key))

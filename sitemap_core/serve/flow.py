@@ -37,6 +37,7 @@ from sitemap_core.serve.answers import Answer
 from sitemap_core.serve.body import Delivery, DocumentWriter, Spool
 from sitemap_core.serve.compress import gzip_chunks
 from sitemap_core.serve.document import (
+    GZIP_TYPE,
     Facts,
     Ready,
     answer_known,
@@ -484,11 +485,15 @@ def _feed(site: Site[S], pending: Pending[S], memo: Hashable | None) -> Flow:
 def _feed_answer(
     site: Site[S], pending: Pending[S], items: Sequence[Recent], document: bytes
 ) -> Answer:
-    headers = [("Content-Type", ATOM_TYPE)]
-    if site.gzip:
-        headers.append(("Vary", "Accept-Encoding"))
-    if pending.coding == "gzip":
-        headers.append(("Content-Encoding", "gzip"))
+    if pending.target.gz:
+        # sitemap-recent.atom.gz names the gzipped file itself: nothing to negotiate.
+        headers = [("Content-Type", GZIP_TYPE)]
+    else:
+        headers = [("Content-Type", ATOM_TYPE)]
+        if site.gzip:
+            headers.append(("Vary", "Accept-Encoding"))
+        if pending.coding == "gzip":
+            headers.append(("Content-Encoding", "gzip"))
     headers.append(("Cache-Control", site.cache_control))
     etag = digest_etag(pending.identity, hashlib.sha256(document).digest(), pending.coding)
     newest = items[0].instant if items else None

@@ -321,8 +321,9 @@ class Site(Generic[S]):
         """Return what ``path`` asks for, or None when it is not one of the site's paths."""
         if path == ROBOTS_PATH:
             return Target("robots")
-        if path == FEED_PATH:
-            return Target("feed", "atom") if self.feed else None
+        if path in (FEED_PATH, f"{FEED_PATH}.gz"):
+            # The feed, and its gzipped twin as a file (as the documents have theirs).
+            return Target("feed", "atom", gz=path != FEED_PATH) if self.feed else None
         if path == self._key_path:
             return Target("indexnow", "txt")
         target = _document_target(path)

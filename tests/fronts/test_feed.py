@@ -8,6 +8,7 @@ gzip). Every URL of the feed is in the sitemap with the same lastmod.
 
 from __future__ import annotations
 
+import gzip
 import sqlite3
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
@@ -128,6 +129,26 @@ def test_the_feed_has_the_validators_of_any_document(front: Any) -> None:
     assert zipped.headers["etag"] != etag  # another representation, another tag
     # httpx decodes gzip itself; the bytes are the identity document's.
     assert zipped.content == first.content
+
+
+def test_the_feed_has_a_gzipped_twin_as_a_file(front: Any) -> None:
+    # As every document: /sitemap-recent.atom.gz is the feed gzipped, served as a file
+    # (what `sitemap build --gzip` writes beside the feed).
+    client = front.client(front.build_app({"posts": dated(12)}, feed=True))
+    client.headers["Accept-Encoding"] = "identity"
+    feed = client.get(FEED_PATH)
+    with client.stream("GET", f"{FEED_PATH}.gz") as response:
+        raw = b"".join(response.iter_raw())
+        headers = response.headers
+    assert response.status_code == 200
+    assert headers["content-type"] == "application/gzip"
+    assert "content-encoding" not in headers and "vary" not in headers
+    assert gzip.decompress(raw) == feed.content
+    etag = headers["etag"]
+    assert client.get(f"{FEED_PATH}.gz", headers={"If-None-Match": etag}).status_code == 304
+    assert (
+        front.client(front.build_app({"posts": dated(3)})).get(f"{FEED_PATH}.gz").status_code == 404
+    )
 
 
 def test_an_age_limit_leaves_old_changes_out(front: Any) -> None:

@@ -87,7 +87,16 @@ from dataclasses import dataclass
 from typing import Any, TypeVar, Unpack
 from weakref import WeakKeyDictionary
 
-from flask import Flask, Request, Response, abort, current_app, request, stream_with_context
+from flask import (
+    Flask,
+    Request,
+    Response,
+    abort,
+    current_app,
+    has_request_context,
+    request,
+    stream_with_context,
+)
 from flask.globals import request_ctx
 from werkzeug.exceptions import MethodNotAllowed
 from werkzeug.routing import BaseConverter, MapAdapter
@@ -644,10 +653,16 @@ class Sitemapper:
         ``?page=<source>-<n>``. URLs are absolute on ``SITEMAP_BASE_URL`` if set, else
         on ``SERVER_NAME`` or the request's host (if allowed; other hosts get 400),
         with the scheme of ``https`` (default ``https``, as in 1.8).
+
+        Outside a request (a job writing the file, in an app context), the document
+        is that of a GET of the app's root on ``SITEMAP_BASE_URL`` or ``SERVER_NAME``
+        (one of them is needed: :class:`ConfigurationError` otherwise), read whole.
         """
         if not isinstance(gzip, bool):
             raise ConfigurationError(f"generate(gzip=...) must be True or False, got {gzip!r}")
         app = _current_app()
+        if not has_request_context():
+            return self._generated_outside_request(app, gzip)
         self._state(app)
         try:
             settings = self._settings(app)
@@ -682,6 +697,25 @@ class Sitemapper:
         if isinstance(body, Iterator) and adapters:
             body = stream_with_context(bound_chunks(body, ctx, adapters[-1]))
         return app.response_class(body, status=reply.status, headers=reply.headers)
+
+    def _generated_outside_request(self, app: Flask, gzip: bool) -> Response:
+        """What :meth:`generate` gives in an app context without a request: the
+        document of a GET on the configured base URL, read whole while a request
+        context for it lives."""
+        base = app.config.get("SITEMAP_BASE_URL") or app.config.get("SERVER_NAME")
+        if not base:
+            raise ConfigurationError(
+                "generate() outside a request needs SITEMAP_BASE_URL or SERVER_NAME, the"
+                " host its URLs are on"
+            )
+        if "://" not in base:
+            root = app.config.get("APPLICATION_ROOT") or "/"
+            base = f"{self._scheme or 'https'}://{base}{root.rstrip('/')}"
+        with app.test_request_context("/", base_url=base):
+            response = self.generate(gzip)
+            data = response.get_data()
+        headers = [(k, v) for k, v in response.headers.items() if k.lower() != "content-length"]
+        return app.response_class(data, status=response.status_code, headers=headers)
 
     def _routed_reply(
         self, app: Flask, base_url: Callable[[], BaseURL], headers: Mapping[str, str]

@@ -1003,3 +1003,46 @@ def test_lastmod_of_every_url_gives_last_modified_in_utc() -> None:
         "lastmod": "2024-01-01T23:30:00-05:00"
     }
     assert response.headers["Last-Modified"] == "Tue, 02 Jan 2024 04:30:00 GMT"
+
+
+def outside_app(**config: Any) -> tuple[Flask, Sitemapper]:
+    """A 1.8-style app whose sitemap a job writes from an app context."""
+    sitemapper = Sitemapper()
+    app = Flask(__name__)
+    app.config.update(config)
+    sitemapper.init_app(app)
+
+    @sitemapper.include(lastmod="2022-02-01")
+    @app.route("/")
+    def r_home() -> str:
+        return "home"
+
+    @sitemapper.include()
+    @app.route("/about")
+    def r_about() -> str:
+        return "about"
+
+    return app, sitemapper
+
+
+def test_generate_outside_a_request_with_server_name_writes_the_file() -> None:
+    # 1.8's cron pattern: open(...).write(sitemapper.generate().data) in an app context.
+    app, sitemapper = outside_app(SERVER_NAME="example.com")
+    with app.app_context():
+        response = sitemapper.generate()
+        body = response.get_data()
+    assert response.status_code == 200
+    validate(body)
+    loc_tags = parsed(body).iterfind(f".//{{{SITEMAP_NS}}}loc")
+    assert [loc.text for loc in loc_tags] == ["https://example.com/", "https://example.com/about"]
+    assert response.headers["Content-Length"] == str(len(body))
+
+
+def test_generate_outside_a_request_uses_the_base_url_and_needs_one() -> None:
+    app, sitemapper = outside_app(SITEMAP_BASE_URL="http://www.example.org/blog")
+    with app.app_context():
+        body = sitemapper.generate().get_data()
+    assert b"<loc>http://www.example.org/blog/about</loc>" in body
+    bare, bare_sitemapper = outside_app()
+    with bare.app_context(), pytest.raises(ConfigurationError, match="SERVER_NAME"):
+        bare_sitemapper.generate()

@@ -694,7 +694,10 @@ class Sitemapper:
             reply = without_vary(reply)
         body = reply.body
         assert isinstance(body, Iterable)  # the sync core never gives an async body
-        if isinstance(body, Iterator) and adapters:
+        if isinstance(body, Iterator) and adapters and not _bodiless(reply, request.method):
+            # Only a body to send is read with the request's context: the context of
+            # a HEAD or a 304 no one reads would stay pushed until it is collected,
+            # and another response's would be popped before it.
             body = stream_with_context(bound_chunks(body, ctx, adapters[-1]))
         return app.response_class(body, status=reply.status, headers=reply.headers)
 
@@ -944,6 +947,11 @@ def url_adapter(app: Flask, base: BaseURL) -> MapAdapter:
 
 def _to_response(app: Flask, reply: Reply) -> Response:
     return app.response_class(list(reply.body), status=reply.status, headers=reply.headers)  # type: ignore[arg-type]
+
+
+def _bodiless(reply: Reply, method: str) -> bool:
+    # Whether ``reply`` has no body to send: a HEAD, a 304 or a 204.
+    return method == "HEAD" or reply.status in (204, 304)
 
 
 def _current_app() -> Flask:

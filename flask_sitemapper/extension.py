@@ -107,6 +107,7 @@ from sitemap_core.serve.front import (
     FLASK_PREFIX,
     LOOPBACK_HOSTS,
     OPTIONS,
+    PAGE_NAME,
     BaseURL,
     ChangeFreq,
     ConfigurationError,
@@ -183,9 +184,27 @@ class _RootDocumentNoHtml(_RootDocument):
     regex = r"(?:xml|txt)(?:\.gz)?"
 
 
-_CONVERTERS = {"sitemapper_root": _RootDocument, "sitemapper_root_xt": _RootDocumentNoHtml}
+class _PageDocument(BaseConverter):
+    """The ``<source>-<n>`` (or ``index-<n>``) of ``/sitemap-<page>.xml`` and its kin.
+
+    Only that shape matches, so other paths go on to the app's own rules: a
+    ``/sitemap-<name>.xml`` route declared after ``init_app`` (flask-sitemapper 1.8's
+    child sitemaps) or a ``/<path:slug>`` catch-all serves ``/sitemap-archive.xml`` as
+    it did before the package was added.
+    """
+
+    regex = PAGE_NAME
+
+
+_CONVERTERS = {
+    "sitemapper_root": _RootDocument,
+    "sitemapper_root_xt": _RootDocumentNoHtml,
+    "sitemapper_page": _PageDocument,
+}
 _PAGE_RULES = tuple(
-    f"/sitemap-<page>.{fmt}{gz}" for fmt in ("xml", "txt", "html") for gz in ("", ".gz")
+    f"/sitemap-<sitemapper_page:page>.{fmt}{gz}"
+    for fmt in ("xml", "txt", "html")
+    for gz in ("", ".gz")
 )
 
 
@@ -873,6 +892,7 @@ def _sitemap_rules(app: Flask, settings: Settings) -> list[str]:
     # The paths the owning Sitemapper serves on ``app``, its path converter registered.
     converter = "sitemapper_root" if settings.html else "sitemapper_root_xt"
     app.url_map.converters[converter] = _CONVERTERS[converter]
+    app.url_map.converters["sitemapper_page"] = _PageDocument
     rules = [f"/sitemap.<{converter}:document>"]
     rules += [rule for rule in _PAGE_RULES if settings.html or ".html" not in rule]
     if settings.feed:

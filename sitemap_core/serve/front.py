@@ -54,7 +54,7 @@ from sitemap_core.serve.request import (
     request_headers,
 )
 from sitemap_core.serve.settings import FLASK_PREFIX, OPTIONS, Settings, SettingsArguments
-from sitemap_core.serve.site import Plan, Site
+from sitemap_core.serve.site import PAGE_NAME, Plan, Site
 from sitemap_core.sources.aio import (
     THREAD_BATCHES,
     AsyncSliceable,
@@ -97,6 +97,7 @@ __all__ = [
     "FLASK_PREFIX",
     "LOOPBACK_HOSTS",
     "OPTIONS",
+    "PAGE_NAME",
     "THREAD_BATCHES",
     "XML",
     "Alternate",

@@ -64,6 +64,7 @@ __all__ = [
     "BATCH_SIZE",
     "DEFAULT_CACHE_CONTROL",
     "NO_STABLE_PAGES",
+    "PAGE_NAME",
     "Named",
     "Plan",
     "Site",
@@ -99,6 +100,9 @@ _ROOT = re.compile(r"/sitemap\.(xml|txt|html)(\.gz)?")
 # Page numbers are canonical (no leading zero) and bounded in length, so '007', '-1',
 # 'abc' and a thousand digits are all simply unknown paths: 404, never 500.
 _INDEX_PART = re.compile(r"/sitemap-index-([2-9]|[1-9][0-9]{1,17})\.(xml|html)(\.gz)?")
+#: What names a child page in ``/sitemap-<page>.xml``: a source's name and a page
+#: number (``index`` and a part number for the parts of a split index).
+PAGE_NAME = r"[a-z0-9][a-z0-9_-]{0,63}-[1-9][0-9]{0,17}"
 _PAGE = re.compile(r"/sitemap-([a-z0-9][a-z0-9_-]{0,63})-([1-9][0-9]{0,17})\.(xml|txt|html)(\.gz)?")
 
 #: The default Cache-Control of sitemap documents: crawlers and CDNs may keep them an

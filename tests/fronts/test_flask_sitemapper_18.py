@@ -1046,3 +1046,58 @@ def test_generate_outside_a_request_uses_the_base_url_and_needs_one() -> None:
     bare, bare_sitemapper = outside_app()
     with bare.app_context(), pytest.raises(ConfigurationError, match="SERVER_NAME"):
         bare_sitemapper.generate()
+
+
+def test_a_child_sitemap_route_declared_after_init_app_is_the_apps() -> None:
+    # 1.8's master pattern with its children under one rule of the app's own.
+    children = {"archive": Sitemapper(), "blog": Sitemapper()}
+    sitemapper = Sitemapper()
+    app = Flask(__name__)
+    sitemapper.init_app(app)
+    for child in children.values():
+        child.init_app(app)
+
+    @sitemapper.include()
+    @app.route("/")
+    def r_home() -> str:
+        return "home"
+
+    @children["archive"].include()
+    @app.route("/old")
+    def r_old() -> str:
+        return "old"
+
+    @app.route("/sitemap-<name>.xml")
+    def r_child(name: str) -> Any:
+        return children[name].generate()
+
+    client = app.test_client()
+    archive = client.get("/sitemap-archive.xml")
+    assert archive.status_code == 200
+    assert locs(archive) == ["https://localhost/old"]
+    # The package's own pages still answer (source "pages", the routes of sitemapper,
+    # on the request's scheme: only generate() defaults to https, as 1.8 did).
+    assert locs(client.get("/sitemap-pages-1.xml")) == ["http://localhost/"]
+
+
+def test_a_catch_all_route_serves_sitemap_paths_the_package_does_not() -> None:
+    sitemapper = Sitemapper()
+    app = Flask(__name__)
+    sitemapper.init_app(app)
+
+    @sitemapper.include()
+    @app.route("/")
+    def r_home() -> str:
+        return "home"
+
+    @app.route("/<path:slug>")
+    def r_page(slug: str) -> str:
+        return f"page {slug}"
+
+    client = app.test_client()
+    for path in ("/sitemap-archive.xml", "/sitemap-old.txt", "/sitemap-2021.xml"):
+        response = client.get(path)
+        assert (response.status_code, response.text) == (200, f"page {path[1:]}"), path
+    assert client.get("/sitemap-pages-1.xml").status_code == 200
+    # The shape of a page path (a name and a number) is the package's: 404 past its pages.
+    assert client.get("/sitemap-pages-9.xml").status_code == 404

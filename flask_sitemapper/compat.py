@@ -16,19 +16,16 @@ Sitemapper` takes all of that; this module holds the parts that are about 1.8 on
 * :class:`RouteSite` is a :class:`~sitemap_core.Site` served from the app's own route:
   past one file, its index lists that route with ``?page=<source>-<n>``.
 * :func:`index_reply` writes a master sitemap's ``<sitemapindex>`` with validators.
-* :func:`bound_chunks` keeps the request's URL adapter bound to the base URL while a
-  response body that builds URLs is streamed, and only then.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import islice
 from typing import Any, TypeAlias
 
 from flask import request
-from werkzeug.routing import MapAdapter
 
 from sitemap_core.serve.front import (
     ALLOWED_METHODS,
@@ -44,7 +41,6 @@ from sitemap_core.serve.front import (
     Site,
     Spool,
     UrlSource,
-    close_now,
     entry_defaults,
     finish_spooled,
     method_not_allowed,
@@ -59,7 +55,6 @@ __all__ = [
     "PriorityArgument",
     "RouteSite",
     "UrlVariables",
-    "bound_chunks",
     "check_master_fields",
     "index_reply",
     "is_legacy",
@@ -337,29 +332,6 @@ class RouteSite(Site[UrlSource]):
     def page_path(self, source: str, number: int, fmt: str = "xml") -> str:
         """The route being served, asking for page ``number`` of ``source``."""
         return f"{request.path}?{PAGE_ARGUMENT}={source}-{number}"
-
-
-def bound_chunks(chunks: Iterable[bytes], ctx: Any, adapter: MapAdapter) -> Iterator[bytes]:
-    """``chunks``, pulled with ``ctx.url_adapter`` bound to ``adapter`` (the base URL).
-
-    The sources build URLs with ``url_for`` while the body streams; between chunks,
-    and after the body, the request keeps its own adapter, so the view that called
-    ``generate()`` and the app's after-request handlers see nothing changed.
-    """
-    iterator = iter(chunks)
-    try:
-        while True:
-            saved = ctx.url_adapter
-            ctx.url_adapter = adapter
-            try:
-                chunk = next(iterator)
-            except StopIteration:
-                return
-            finally:
-                ctx.url_adapter = saved
-            yield chunk
-    finally:
-        close_now(iterator)
 
 
 def without_vary(reply: Reply) -> Reply:

@@ -145,7 +145,6 @@ from .compat import (
     PriorityArgument,
     RouteSite,
     UrlVariables,
-    bound_chunks,
     check_master_fields,
     index_reply,
     is_legacy,
@@ -665,7 +664,7 @@ class Sitemapper:
 
         The document is the one the package's ``/sitemap.xml`` would be for this
         Sitemapper's routes and sources (a ``<sitemapindex>`` of the routes added
-        when ``master=True``), written by the core: valid, streamed, with ETag,
+        when ``master=True``), written by the core: valid, with its length, ETag,
         Last-Modified, 304 and HEAD. ``gzip=True`` compresses it for clients whose
         Accept-Encoding allows it; ``gzip=False`` (1.8's default) never does. Past one
         file (50,000 URLs or 50 MiB) it is an index of this route's pages,
@@ -713,11 +712,6 @@ class Sitemapper:
             reply = without_vary(reply)
         body = reply.body
         assert isinstance(body, Iterable)  # the sync core never gives an async body
-        if isinstance(body, Iterator) and adapters and not _bodiless(reply, request.method):
-            # Only a body to send is read with the request's context: the context of
-            # a HEAD or a 304 no one reads would stay pushed until it is collected,
-            # and another response's would be popped before it.
-            body = stream_with_context(bound_chunks(body, ctx, adapters[-1]))
         return app.response_class(body, status=reply.status, headers=reply.headers)
 
     def _generated_outside_request(self, app: Flask, gzip: bool) -> Response:
@@ -742,9 +736,16 @@ class Sitemapper:
     def _routed_reply(
         self, app: Flask, base_url: Callable[[], BaseURL], headers: Mapping[str, str]
     ) -> Reply:
-        """The page of this Sitemapper's routes and sources that ``?page=`` names."""
+        """The page of this Sitemapper's routes and sources that ``?page=`` names.
+
+        Written whole (to a spool: a page at most) before the response leaves the view,
+        as for an HTTP/1.0 client, with its length: its sources are read while the
+        view's request context is there, and the body needs none afterwards, so
+        responses of generate() read in any order, or not at all (a HEAD), never pop
+        another request's context.
+        """
         path = page_path(request.args.get(PAGE_ARGUMENT))
-        protocol = request.environ.get("SERVER_PROTOCOL", "HTTP/1.1")
+        protocol = "HTTP/1.0"
         site = self._routed_site(app)
         answered = None
         if path is not None:
@@ -967,11 +968,6 @@ def url_adapter(app: Flask, base: BaseURL) -> MapAdapter:
 
 def _to_response(app: Flask, reply: Reply) -> Response:
     return app.response_class(list(reply.body), status=reply.status, headers=reply.headers)  # type: ignore[arg-type]
-
-
-def _bodiless(reply: Reply, method: str) -> bool:
-    # Whether ``reply`` has no body to send: a HEAD, a 304 or a 204.
-    return method == "HEAD" or reply.status in (204, 304)
 
 
 def _current_app() -> Flask:

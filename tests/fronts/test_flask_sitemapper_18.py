@@ -18,7 +18,7 @@ from datetime import UTC, date, datetime, timedelta, timezone
 from typing import Any
 
 import pytest
-from flask import Blueprint, Flask, url_for
+from flask import Blueprint, Flask, current_app, url_for
 from flask.testing import FlaskClient
 from lxml import etree
 from werkzeug.test import TestResponse
@@ -1110,17 +1110,30 @@ def test_responses_of_generate_read_out_of_order() -> None:
     # of turn (Flask 3.0 reported "Popped wrong request context" for the HEAD's).
     app, sitemapper = outside_app()
 
+    def numbers() -> dict[str, list[int]]:
+        # As 1.8's docs show: a function of the app, in an app context of its own.
+        with current_app.app_context():
+            return {"n": [1, 2]}
+
+    @sitemapper.include(url_variables=numbers)
+    @app.route("/n/<int:n>")
+    def r_n(n: int) -> str:
+        return str(n)
+
     @app.route("/sitemap.xml")
     def r_sitemap() -> Any:
         return sitemapper.generate()
 
     client = app.test_client()
     first = client.get("/sitemap.xml")
-    head = client.head("/sitemap.xml")
     second = client.get("/sitemap.xml")
-    assert second.data == first.data
+    head = client.head("/sitemap.xml")
+    first_body, second_body = first.data, second.data  # read after both were made
     assert head.status_code == 200 and head.data == b""
-    assert [loc.text for loc in parsed(first.data).iterfind(f".//{{{SITEMAP_NS}}}loc")] == [
+    assert second_body == first_body
+    assert [loc.text for loc in parsed(first_body).iterfind(f".//{{{SITEMAP_NS}}}loc")] == [
         "https://localhost/",
         "https://localhost/about",
+        "https://localhost/n/1",
+        "https://localhost/n/2",
     ]

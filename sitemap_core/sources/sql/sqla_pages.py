@@ -180,12 +180,17 @@ class _Names:
         ]
 
     def _upsert(self, changes: str) -> str:
-        # Each page a statement touched, once: rows in (+1, dated) and out (-1).
+        # Each page a statement touched, once: rows in (+1, dated) and out (-1). Its
+        # last change is the clock's time (not now(), the transaction's start, which a
+        # transaction begun before another's commit would leave behind it), and never
+        # moves back.
         return (
             f"INSERT INTO {self.facts} AS x (page, urls, newest, changed, version)"
-            f" SELECT page, SUM(n), MAX(lm), now(), 1 FROM ({changes}) AS c GROUP BY page"
+            f" SELECT page, SUM(n), MAX(lm), clock_timestamp(), 1 FROM ({changes}) AS c"
+            " GROUP BY page"
             " ON CONFLICT (page) DO UPDATE SET urls = x.urls + excluded.urls,"
-            " newest = GREATEST(x.newest, excluded.newest), changed = excluded.changed,"
+            " newest = GREATEST(x.newest, excluded.newest),"
+            " changed = GREATEST(x.changed, excluded.changed),"
             " version = x.version + 1;"
         )
 
@@ -226,7 +231,8 @@ class _Names:
         return [
             *statements,
             f"CREATE OR REPLACE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $$"
-            f" BEGIN UPDATE {self.facts} SET urls = 0, changed = now(), version = version + 1;"
+            f" BEGIN UPDATE {self.facts} SET urls = 0,"
+            " changed = GREATEST(changed, clock_timestamp()), version = version + 1;"
             f" {bump} RETURN NULL; END $$",
             f"DROP TRIGGER IF EXISTS {trigger} ON {self.table}",
             f"CREATE TRIGGER {trigger} AFTER TRUNCATE ON {self.table}"

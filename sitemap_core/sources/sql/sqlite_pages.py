@@ -46,8 +46,14 @@ __all__ = [
     "unique_besides",
 ]
 
-#: When a write changed a page, as the triggers write it (UTC, to the second).
-_NOW = "strftime('%Y-%m-%dT%H:%M:%SZ', 'now')"
+#: When a write changed a page, as the triggers write it (UTC, to the millisecond: two
+#: writes a second apart or less still move the page's lastmod).
+_NOW = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
+#: A page's last write, never moved back (one text format: its order is time's).
+_LATER_CHANGE = (
+    "changed = CASE WHEN changed IS NULL OR excluded.changed > changed"
+    " THEN excluded.changed ELSE changed END"
+)
 
 
 def page_of(key: str, width: int) -> str:
@@ -252,11 +258,12 @@ def _trigger_bodies(
             " ON CONFLICT (page) DO UPDATE SET urls = urls + excluded.urls,"
             " newest = CASE WHEN excluded.newest IS NULL THEN newest WHEN newest IS NULL"
             " OR excluded.newest > newest THEN excluded.newest ELSE newest END,"
-            " changed = excluded.changed, version = version + 1;"
+            f" {_LATER_CHANGE}, version = version + 1;"
         )
 
     leave = (
-        f"UPDATE {f} SET urls = urls - 1, changed = {_NOW}, version = version + 1"
+        f"UPDATE {f} SET urls = urls - 1, changed = MAX({_NOW}, COALESCE(changed, '')),"
+        " version = version + 1"
         f" WHERE page = {old_page}"
     )
     # An update moves its row out of its page when its key moves to another page, or

@@ -401,3 +401,15 @@ def test_placeholders_and_values_must_match(tmp_path: Path) -> None:
         for where, params in (("id > ?", ()), ("id > ?", (1, 2)), (None, (1,))):
             with pytest.raises(ConfigurationError, match="where"):
                 install_page_facts(db, "posts", "id", "f", where=where, where_params=params)
+
+
+def test_writes_within_a_second_each_move_the_page_lastmod(tmp_path: Path) -> None:
+    path = make_db(tmp_path / "blog.db", range(1, 30))
+    served = site(path)
+    loc = f"{ORIGIN}/sitemap-posts-2.xml"
+    seen = [index(served)[loc]]
+    for sql in ("DELETE FROM posts WHERE id = 12", "INSERT INTO posts VALUES (12, 'x', NULL)"):
+        write(path, sql)
+        seen.append(index(served)[loc])
+    instants = [lastmod_instant(value or "") for value in seen]
+    assert instants[0] < instants[1] < instants[2], seen

@@ -1081,14 +1081,7 @@ def test_a_child_sitemap_route_declared_after_init_app_is_the_apps() -> None:
 
 
 def test_a_catch_all_route_serves_sitemap_paths_the_package_does_not() -> None:
-    sitemapper = Sitemapper()
-    app = Flask(__name__)
-    sitemapper.init_app(app)
-
-    @sitemapper.include()
-    @app.route("/")
-    def r_home() -> str:
-        return "home"
+    app, _ = outside_app()
 
     @app.route("/<path:slug>")
     def r_page(slug: str) -> str:

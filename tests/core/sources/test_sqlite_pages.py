@@ -16,6 +16,7 @@ from sitemap_core import ConfigurationError, Site, UrlSource
 from sitemap_core.model.values import lastmod_instant
 from sitemap_core.sources.sql.sqlite import SQLiteSource, install_page_facts
 from tests.core.helpers import BASE, ORIGIN, get, locs, parse
+from tests.core.sources.test_sql import write
 
 WIDTH = 10
 SM = {"sm": "http://www.sitemaps.org/schemas/sitemap/0.9"}
@@ -33,12 +34,6 @@ def make_db(path: Path, keys: Iterable[int], width: int = WIDTH) -> Path:
         install_page_facts(db, "posts", "id", "posts_pages", lastmod="updated_at", page_width=width)
     db.close()
     return path
-
-
-def write(path: Path, sql: str, params: Iterable[Any] = ()) -> None:
-    with sqlite3.connect(path) as db:
-        db.execute(sql, tuple(params))
-    db.close()
 
 
 def source(path: Path) -> SQLiteSource:

@@ -1039,14 +1039,20 @@ class SQLAlchemySource(_Base):
         if self._condition is None:
             self._facts_rows("layout")
         with self._engine.connect() as conn:
-            params = {"low": start, "high": stop}
-            result = conn.execution_options(stream_results=True).execute(self._window(), params)
-            build = self._sql.build
-            try:
-                for row in result:
-                    yield build(row)
-            finally:
-                result.close()
+            yield from self._streamed(conn, self._window(), {"low": start, "high": stop})
+
+    def _streamed(self, conn: Connection, statement: Any, params: Any) -> Iterator[Item]:
+        """The items ``build`` makes of the rows of ``statement``, streamed (a
+        server-side cursor where the driver has one)."""
+        result = conn.execution_options(stream_results=True).execute(statement, params)
+        build = self._sql.build
+        try:
+            for row in result:
+                yield build(row)
+        finally:
+            # A page closed early (a client hanging up) closes its server-side
+            # cursor now, not when the garbage collector finds it still open.
+            result.close()
 
     def __getitem__(self, window: slice, /) -> Iterator[Item]:
         """The items of rows ``[start, stop)`` in key order, read by one bounded query.
@@ -1069,15 +1075,7 @@ class SQLAlchemySource(_Base):
             query = value if done else _run(conn, plan, value)
             if query is None:
                 return
-            result = conn.execution_options(stream_results=True).execute(*query)
-            build = self._sql.build
-            try:
-                for row in result:
-                    yield build(row)
-            finally:
-                # A page closed early (a client hanging up) closes its server-side
-                # cursor now, not when the garbage collector finds it still open.
-                result.close()
+            yield from self._streamed(conn, *query)
 
     def fingerprint(self, start: int, stop: int) -> object:
         """The version (one-row read) when versioned, else ``(COUNT(*), MAX(key),

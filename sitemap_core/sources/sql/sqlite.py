@@ -582,14 +582,20 @@ class SQLiteSource:
         condition = f" AND ({self._condition})" if self._condition else ""
         conn = self._connect()
         try:
-            cursor = conn.cursor()
-            cursor.row_factory = self._row_factory
-            cursor.execute(self._window_sql.format(condition), (start, stop))
-            build = self._build
-            for row in cursor:
-                yield build(row)
+            yield from self._built(conn, self._window_sql.format(condition), (start, stop))
         finally:
             conn.close()
+
+    def _built(self, conn: sqlite3.Connection, sql: str, params: Sequence[Any]) -> Iterator[Item]:
+        """The items ``build`` makes of the rows of ``sql``, as they are read."""
+        cursor = conn.cursor()
+        # On the cursor, not the connection: the caller's connection settings stay
+        # theirs (the connection may come from a pool-like factory).
+        cursor.row_factory = self._row_factory
+        cursor.execute(sql, params)
+        build = self._build
+        for row in cursor:
+            yield build(row)
 
     def _rows(self, start: int, limit: int) -> Iterator[Item]:
         conn = self._connect()
@@ -604,14 +610,7 @@ class SQLiteSource:
                 params: tuple[Any, ...] = (*self._params, first, limit)
             else:
                 params = (*self._params, limit, start)
-            cursor = conn.cursor()
-            # On the cursor, not the connection: the caller's connection settings stay
-            # theirs (the connection may come from a pool-like factory).
-            cursor.row_factory = self._row_factory
-            cursor.execute(self._rows_sql, params)
-            build = self._build
-            for row in cursor:
-                yield build(row)
+            yield from self._built(conn, self._rows_sql, params)
         finally:
             conn.close()
 

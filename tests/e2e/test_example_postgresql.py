@@ -6,7 +6,7 @@ what is particular to PostgreSQL:
 
 * the example is given ``DATABASE_URL=postgresql://user@host:port/db``, the URL users
   write (no ``+driver``), and its workers, racing at start-up, create and fill the
-  table once, before the change log's triggers exist;
+  table once, before the page facts' triggers exist;
 * it serves the documents it serves on SQLite, byte for byte (the stand-in data is the
   same; the database's ``TimeZone`` is the one the example's lastmods are written in),
   the FastAPI shop included, given Heroku's ``postgres://`` spelling;

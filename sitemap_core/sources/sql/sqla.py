@@ -30,10 +30,11 @@ ranges of keys whose facts the database keeps: a page keeps its URLs until they 
 deleted, and any process answers the index with one small query. That is the way for
 big tables.
 
-Without, pages are ranks (:mod:`.sqla_ranks`). Unversioned (neither ``version_table``
-nor ``change_log``), every call asks the database: ``len()`` is one ``COUNT(*)``, a
-page one statement (its first key found by a scalar subquery ``... ORDER BY key LIMIT 1
-OFFSET :start``, which skips over the key only), the fingerprint one statement
+Without, pages are ranks (:mod:`.ranks`; the statements: :mod:`.sqla_ranks`).
+Unversioned (neither ``version_table`` nor ``change_log``), every call asks the
+database: ``len()`` is one ``COUNT(*)``, a page one statement (its first key found
+by a scalar subquery ``... ORDER BY key LIMIT 1 OFFSET :start``, which skips over the
+key only), the fingerprint one statement
 ``(COUNT(*), MAX(key), MAX(lastmod))``, blind to an edit that moves a date backwards
 or a delete below the largest key. Versioned, the first statement of every call reads
 the table's version (one row), and the count, each page's first key and newest
@@ -101,14 +102,9 @@ from sitemap_core.errors import ConfigurationError
 from sitemap_core.sources.base import Item
 from sitemap_core.sources.pages import Page
 from sitemap_core.sources.scope import request_notes
+from sitemap_core.sources.sql.ranks import Plan, Step, Version, started
 from sitemap_core.sources.sql.sqla_pages import install_page_facts
-from sitemap_core.sources.sql.sqla_ranks import (
-    Plan,
-    RankStatements,
-    Step,
-    Version,
-    plain_name,
-)
+from sitemap_core.sources.sql.sqla_ranks import RankStatements, plain_name
 from sitemap_core.sources.sql.sqlite import slice_window
 from sitemap_core.sources.sql.sqlite_pages import PageFacts
 
@@ -162,14 +158,6 @@ def _sqlite_snapshot(conn: Connection) -> None:
         # may have begun one already, which SQLite refuses to begin again.
         if "within a transaction" not in str(exc):
             raise
-
-
-def _started(plan: Plan) -> tuple[bool, Any]:
-    """``(True, answer)`` when ``plan`` needs no statement; else ``(False, first step)``."""
-    try:
-        return False, next(plan)
-    except StopIteration as done:
-        return True, done.value
 
 
 class _Base:
@@ -315,7 +303,7 @@ class SQLAlchemySource(_Base):
         self._quick, self._engine = _isolated(engine)
 
     def _call(self, plan: Plan) -> Any:
-        done, value = _started(plan)
+        done, value = started(plan)
         if done:
             return value
         with self._engine.connect() as conn:
@@ -385,7 +373,7 @@ class SQLAlchemySource(_Base):
             return
         with self._engine.connect() as conn:
             plan = self._sql.page_plan(self._memo, start, limit)
-            done, value = _started(plan)
+            done, value = started(plan)
             if not done and self._begin:
                 _sqlite_snapshot(conn)
             query = value if done else _run(conn, plan, value)
@@ -462,7 +450,7 @@ class AsyncSQLAlchemySource(_Base):
         self._quick, self._engine = _isolated(engine)
 
     async def _call(self, plan: Plan) -> Any:
-        done, value = _started(plan)
+        done, value = started(plan)
         if done:
             return value
         async with self._engine.connect() as conn:
@@ -514,7 +502,7 @@ class AsyncSQLAlchemySource(_Base):
             return
         async with self._engine.connect() as conn:
             plan = self._sql.page_plan(self._memo, start, limit)
-            done, value = _started(plan)
+            done, value = started(plan)
             if not done and self._begin:
                 await conn.run_sync(_sqlite_snapshot)
             query = value if done else await _arun(conn, plan, value)

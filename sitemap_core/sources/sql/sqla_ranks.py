@@ -1,28 +1,16 @@
-"""Pages by rank for the SQLAlchemy sources: statements, what a version knows, plans.
+"""The statements of the SQLAlchemy sources' pages by rank.
 
-A source without page facts lists its rows in ``ORDER BY key`` order and cuts them
-into pages by rank: page N is the rows ``[N * size, (N + 1) * size)``. Its statements
-are built once (:class:`RankStatements`); its answers are sans-I/O plans, generators
-that yield a statement with its parameters and are sent the statement's rows back,
-so that the sync and the async source run the same plans (``sqla._run`` and
-``sqla._arun``).
-
-Versioned (``version_table``), the first statement of every call reads the table's
-version, and what was learnt under it is remembered until it changes
-(:class:`Version`): the count, each page's first key and each page's newest
-``lastmod``, all of them per page, so a version of a billion rows holds some 20,000
-keys. The index reads each page's newest with one statement that also returns the
-next page's first key, so every later page is a range search from a known key.
-After a write the next version starts from nothing.
+:class:`RankStatements` builds, once per source, the SQLAlchemy statements that the
+plans of :class:`~sitemap_core.sources.sql.ranks.RankPlans` run (see
+:mod:`sitemap_core.sources.sql.ranks` for what a version remembers), and the
+function that makes an item of a row.
 """
 
 from __future__ import annotations
 
 import re
-import threading
-from collections.abc import Callable, Generator, Sequence
-from dataclasses import dataclass
-from typing import Any, TypeAlias
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from sqlalchemy import (
     BigInteger,
@@ -41,21 +29,9 @@ from sqlalchemy import (
 from sitemap_core.errors import ConfigurationError
 from sitemap_core.sources.base import Item
 from sitemap_core.sources.sql.names import IDENTIFIER
-
-#: One statement of a plan and its parameters; the plan is sent its rows back (a list).
-Step: TypeAlias = tuple[Any, dict[str, Any]]
-#: A sans-I/O plan: yields statements, receives each one's rows, returns its answer.
-Plan: TypeAlias = Generator[Step, Any, Any]
-
-#: What a page's first key is when the rows end before it.
-END: Any = object()
+from sitemap_core.sources.sql.ranks import RankPlans
 
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
-#: Pages (first keys, newest dates) remembered per version at most: a billion rows in
-#: pages of 50,000 are 20,000.
-_PAGES_LIMIT = 100_000
-#: Held while a call publishes the version it read (see RankStatements.begin).
-_PUBLISH = threading.Lock()
 
 
 def plain_name(kind: str, value: object) -> str:
@@ -65,76 +41,6 @@ def plain_name(kind: str, value: object) -> str:
             f"{kind} {value!r} is not a plain SQL identifier ([A-Za-z_][A-Za-z0-9_]*)"
         )
     return value
-
-
-def _first(rows: list[Any]) -> Any:
-    return rows[0] if rows else None
-
-
-class Version:
-    """What is known of one version of a versioned table (triggers move the version).
-
-    Calls of several threads (or tasks) may add to one version: every change happens
-    under ``lock``.
-    """
-
-    def __init__(self, version: Any) -> None:
-        self.version = version
-        self.lock = threading.Lock()
-        self.count: int | None = None
-        #: rank -> the key of the row at that rank (the first key of a page).
-        self.firsts: dict[int, Any] = {}
-        #: (start, stop) -> the newest lastmod of those ranks (None: a row is undated).
-        self.newest: dict[tuple[int, int], Any] = {}
-
-    def known_newest(self, start: int, stop: int) -> tuple[bool, Any]:
-        """``(True, newest)`` of ranks ``[start, stop)`` when known, else ``(False, None)``."""
-        with self.lock:
-            if (start, stop) in self.newest:
-                return True, self.newest[(start, stop)]
-            return self.count is not None and start >= self.count, None
-
-    def first(self, rank: int) -> Any:
-        """The key at ``rank`` if known, :data:`END` past the rows, else None."""
-        with self.lock:
-            if self.count is not None and rank >= self.count:
-                return END
-            return self.firsts.get(rank)
-
-    def learn_first(self, rank: int, key: Any) -> None:
-        """Remember that the row at ``rank`` has ``key``."""
-        with self.lock:
-            if len(self.firsts) >= _PAGES_LIMIT:
-                self.firsts.clear()
-            self.firsts[rank] = key
-
-    def learn_range(self, start: int, stop: int, read: RangeRead) -> None:
-        """Remember a read of ranks ``[start, stop)``: its newest, the key at ``stop``
-        and, when the rows ended within it, the count."""
-        with self.lock:
-            if len(self.newest) >= _PAGES_LIMIT:
-                self.newest.clear()
-            self.newest[(start, stop)] = read.newest
-            if read.following is not None:
-                self.firsts[stop] = read.following
-            elif read.rows < stop - start:
-                self.count = start + read.rows
-
-
-@dataclass(frozen=True, slots=True)
-class RangeRead:
-    """One read of a range of ranks: how many rows, their newest, the next key."""
-
-    rows: int
-    newest: Any
-    following: Any
-
-    @classmethod
-    def of(cls, row: Any) -> RangeRead:
-        """From ``(COUNT(*), COUNT(lastmod), MAX(lastmod), next key)``: no date is
-        claimed when a row of the range has none."""
-        rows, dated, top, following = row
-        return cls(int(rows), top if rows and dated == rows else None, following)
 
 
 def builder(build: Callable[[Any], Item] | str, lastmod: ColumnElement[Any] | None) -> Any:
@@ -186,8 +92,8 @@ def _version_read(version_table: str | None, change_log: str | None) -> Any:
     return select(column("version")).select_from(table(counter, column("version")))
 
 
-class RankStatements:
-    """The statements and plans of a source paged by rank, built once.
+class RankStatements(RankPlans):
+    """The statements of a source paged by rank, built once (its plans: RankPlans).
 
     Offsets and limits are bound parameters, so every statement compiles once
     (SQLAlchemy's compiled cache) and only values travel per call.
@@ -265,118 +171,22 @@ class RankStatements:
         return select(case((func.count(inner.c.lm) == func.count(), func.max(inner.c.lm))))
 
     def _read(self, lm: ColumnElement[Any]) -> Any:
-        # A range from its first key: its rows, dated rows and newest date, and the key
-        # of the row after it (the next page's first), in one statement.
+        # A range from its first key: its rows, dated rows, newest date and last key,
+        # then the key after that one (the next page's first: one step on the key).
         anchor: Any = bindparam("anchor")
         k, n = self._key, bindparam("n", type_=BigInteger)
         from_anchor = self._filtered(select(k.label("k"), lm.label("lm"))).where(k >= anchor)
         inner = from_anchor.order_by(k).limit(n).subquery()
-        following = self._filtered(select(k)).where(k >= anchor).order_by(k).offset(n).limit(1)
+        facts = select(
+            func.count().label("sitemap_rows"),
+            func.count(inner.c.lm).label("sitemap_dated"),
+            func.max(inner.c.lm).label("sitemap_top"),
+            func.max(inner.c.k).label("sitemap_last"),
+        ).cte("sitemap_range")
+        following = self._filtered(select(k)).where(k > facts.c.sitemap_last)
         return select(
-            func.count(), func.count(inner.c.lm), func.max(inner.c.lm), following.scalar_subquery()
-        ).select_from(inner)
-
-    # -- plans (sans-I/O: they yield statements and are sent their rows back) ------
-
-    def begin(self, memo: list[Version | None]) -> Plan:
-        """Read the version; return what is known of it (None: unversioned).
-
-        ``memo[0]`` holds the last version seen, replaced (never cleared) on a change,
-        so a call still on the old version stays harmless.
-        """
-        if self.version is None:
-            return None
-        row = _first((yield self.version, {}))
-        if row is None:
-            raise ConfigurationError(
-                "the version table is empty; create it with install_version_triggers()"
-            )
-        known = memo[0]
-        if known is not None and known.version == row[0]:
-            return known
-        return _published(memo, row[0])
-
-    def find(self, facts: Version, rank: int) -> Plan:
-        """The key of the row at ``rank``, or :data:`END`; remembered."""
-        key = facts.first(rank)
-        if key is not None:
-            return key
-        row = _first((yield self.anchor, {"start": rank}))
-        if row is None:
-            return END
-        facts.learn_first(rank, row[0])
-        return row[0]
-
-    def count_plan(self, memo: list[Version | None], pinned: Version | None = None) -> Plan:
-        """How many rows: remembered per version, else one ``COUNT(*)``."""
-        if pinned is not None and pinned.count is not None:
-            return pinned.count
-        facts = yield from self.begin(memo)
-        if facts is not None and facts.count is not None:
-            return facts.count
-        count = int((yield self.count, {})[0][0])
-        if facts is not None:
-            with facts.lock:
-                facts.count = count
-        return count
-
-    def fingerprint_plan(self, memo: list[Version | None]) -> Plan:
-        """The version (one read) and what is known of it, or ``(COUNT(*), MAX(key)[,
-        MAX(lastmod)])`` and None."""
-        facts = yield from self.begin(memo)
-        if facts is not None:
-            return facts.version, facts
-        return tuple((yield self.fallback, {})[0]), None
-
-    def page_plan(self, memo: list[Version | None], start: int, limit: int | None) -> Plan:
-        """The rows query of ``[start, start + limit)`` (None: empty), after the anchor."""
-        facts = yield from self.begin(memo)
-        if facts is None:
-            if limit is None:
-                return self.rows_skip_open, {"start": start}
-            return self.rows_skip, {"start": start, "n": limit}
-        first = yield from self.find(facts, start)
-        if first is END:
-            return None
-        if limit is None:
-            return self.rows_open, {"anchor": first}
-        return self.rows, {"anchor": first, "n": limit}
-
-    def newest_plan(
-        self, memo: list[Version | None], start: int, stop: int, pinned: Version | None = None
-    ) -> Plan:
-        """The newest ``lastmod`` of ``[start, stop)``, None if a row has none."""
-        if self.read is None or self.newest_skip is None:
-            return None
-        if pinned is not None and (known := pinned.known_newest(start, stop))[0]:
-            return known[1]
-        facts = yield from self.begin(memo)
-        if facts is None:
-            if stop <= start:
-                return None
-            return _first((yield self.newest_skip, {"start": start, "n": stop - start}))[0]
-        known, value = facts.known_newest(start, stop)
-        if known:
-            return value
-        first = yield from self.find(facts, start)
-        if first is END:
-            return None
-        read = RangeRead.of((yield self.read, {"anchor": first, "n": stop - start})[0])
-        facts.learn_range(start, stop, read)
-        return read.newest
-
-
-def _published(memo: list[Version | None], version: Any) -> Version:
-    """A new :class:`Version`, kept in ``memo`` unless a newer one is there.
-
-    A call whose version read came before a write that another call has seen since
-    answers for its own version and publishes nothing: the memo never goes back.
-    """
-    with _PUBLISH:
-        latest = memo[0]
-        if latest is not None and latest.version == version:
-            return latest
-        fresh = Version(version)
-        if latest is None or latest.version < version:
-            memo[0] = fresh
-        return fresh
+            facts.c.sitemap_rows,
+            facts.c.sitemap_dated,
+            facts.c.sitemap_top,
+            following.order_by(k).limit(1).scalar_subquery(),
+        )

@@ -209,7 +209,7 @@ def kind(sql: str) -> str:
     flat = " ".join(sql.split())
     if is_version_read(flat):
         return "version"
-    if flat.startswith("SELECT count(*) AS count_1, count("):
+    if flat.startswith("WITH sitemap_range"):
         return "read"
     if flat.startswith("SELECT count(*)"):
         return "count"

@@ -203,9 +203,7 @@ def test_more_than_1000_news_entries(tmp_path: Path, capsys: pytest.CaptureFixtu
         for n in range(1_001)
     )
     path = tmp_path / "sitemap.xml"
-    path.write_text(
-        f'<urlset xmlns="{SITEMAP}" xmlns:news="{news}">\n{entries}</urlset>\n'
-    )
+    path.write_text(f'<urlset xmlns="{SITEMAP}" xmlns:news="{news}">\n{entries}</urlset>\n')
     status, report = json_run(str(path), "--base-url", BASE, capsys=capsys)
     assert status == 1 and rules_of(report) == {"news-count"}
     (finding,) = report["findings"]

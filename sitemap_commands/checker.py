@@ -24,8 +24,15 @@ documents; and, for URLs with hreflang alternates only, the URL and its alternat
 to check that they link back. ``--xsd DIR`` spools each document to a temporary file
 and validates it with lxml (imported only then) against the official schemas in DIR.
 
-Exit status: 0 clean (warnings allowed), 1 any error, 2 bad usage or the start (the
-file, robots.txt, the first sitemap) unreachable.
+A site read over HTTP is also judged as search engines judge it
+(:mod:`~sitemap_commands.check_audit`): each listed URL against the site's robots.txt,
+and with ``--sample N`` N listed URLs fetched politely, their status, redirects,
+noindex and canonical reported; the entries' future lastmods, stale news and retired
+image / video tags come from :mod:`~sitemap_commands.check_entries`. Every finding
+names the URL it is about.
+
+Exit status: 0 clean (warnings allowed; ``--fail-on warning``: none), 1 any error, 2
+bad usage or the start (the file, robots.txt, the first sitemap) unreachable.
 """
 
 from __future__ import annotations

@@ -655,8 +655,14 @@ class DocumentReader:
         if self._alternates:
             alternates = tuple((href, digest(href)) for href, _ in self._alternates)
             self.memory.links[key] = _Links(loc, self.name, line, alternates)
-        if self.memory.listed is not None:
+        if self.memory.listed is not None and self._on_site(loc):
             self.memory.listed(loc, self.name, line)
+
+    def _on_site(self, loc: str) -> bool:
+        # Only the site's own URLs go on to robots.txt and --sample: a URL on another
+        # host is a loc-host error already, and no reason to fetch from that host.
+        found = origin_of(loc)
+        return found is not None and found[0] in self._origins
 
     def _check_loc(self, text: str, line: int) -> str | None:
         """The <loc> to remember (stripped), or None when it is not an absolute URL."""

@@ -31,6 +31,7 @@ IMAGE = "http://www.google.com/schemas/sitemap-image/1.1"
 VIDEO = "http://www.google.com/schemas/sitemap-video/1.1"
 NEWS = "http://www.google.com/schemas/sitemap-news/0.9"
 CRAWL_DELAY = 0.05
+ELSEWHERE = "http://192.0.2.1/elsewhere"
 
 #: The defective URLs (path -> the rule that must name it).
 DEFECTS = {
@@ -137,6 +138,8 @@ def pages_sitemap(host: str) -> str:
     plain = [p for p in (*CLEAN, *DEFECTS) if p not in ("/new-story", "/old-story")]
     special = {"/future", "/photo", "/clip"}
     entries = [f"<url><loc>{host}{p}</loc></url>" for p in plain if p not in special]
+    # Off the site (loc-host): never fetched, nor its robots.txt (loopback_only holds it).
+    entries.append(f"<url><loc>{ELSEWHERE}</loc></url>")
     entries += [
         f"<url><loc>{host}/future</loc><lastmod>2999-01-01</lastmod></url>",
         f"<url><loc>{host}/photo</loc><image:image><image:loc>{host}/photo.png</image:loc>"
@@ -201,6 +204,9 @@ def test_each_defect_is_named_and_no_clean_url_is(
     assert status == 1
     named: dict[str, set[str]] = {}
     for finding in report["findings"]:
+        if finding["url"] == ELSEWHERE:
+            assert finding["rule"] == "loc-host"
+            continue
         assert finding["url"].startswith(site), finding
         named.setdefault(finding["url"][len(site) :], set()).add(finding["rule"])
     for path, rule in DEFECTS.items():
@@ -211,7 +217,7 @@ def test_each_defect_is_named_and_no_clean_url_is(
     assert redirect["value"] == f"{site}/about"
     # every listed URL but the two robots.txt blocks was fetched once
     totals = report["totals"]
-    assert totals["sampled"] == totals["urls"] - 2 == len(CLEAN) + len(DEFECTS) - 2
+    assert totals["sampled"] == totals["urls"] - 3 == len(CLEAN) + len(DEFECTS) - 2
     assert report["notes"] == []
 
 
@@ -244,7 +250,7 @@ def test_the_human_output_names_the_url(site: str, capsys: pytest.CaptureFixture
     status, out, _ = run(site, "--sample", "0", "--no-http-checks", "--rate", "100", capsys=capsys)
     assert status == 1
     assert f"error [url-status] answered 404: '404' ({site}/missing)" in out
-    assert out.splitlines()[-1].startswith("checked 3 document(s), 21 URL(s) (19 fetched):")
+    assert out.splitlines()[-1].startswith("checked 3 document(s), 22 URL(s) (19 fetched):")
 
 
 def test_fail_on_warning(site: str, capsys: pytest.CaptureFixture[str]) -> None:

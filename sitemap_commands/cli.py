@@ -349,7 +349,7 @@ def build_command(
 
     out = out or sys.stdout
     try:
-        build(served, out_dir, gzip=gzip, jobs=jobs, progress=choose_progress(out))
+        result = build(served, out_dir, gzip=gzip, jobs=jobs, progress=choose_progress(out))
     except BuildError as exc:
         print(f"sitemap build: error: {exc}; {out_dir} left as it was", file=sys.stderr)
         return 1
@@ -358,6 +358,9 @@ def build_command(
         return 130
     finally:
         served.close()
+    warning = result.robots.warning() if result.robots is not None else None
+    if warning is not None:
+        print(f"sitemap build: warning: {warning}", file=sys.stderr)
     return 0
 
 

@@ -101,6 +101,36 @@ def test_a_site_of_one_file_and_an_app_robots_txt(name: str, tmp_path: Path) -> 
     assert len(written["sitemap.txt"].splitlines()) == 38 == result.urls
 
 
+@pytest.mark.parametrize("name", list(FRONTS))
+def test_a_robots_txt_that_disallows_listed_urls_is_warned_of(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    front = FRONTS[name]
+    own = b"User-agent: *\nDisallow: /admin\n\nUser-agent: Googlebot\nDisallow: /posts/1\n"
+    app = front.build_app(standard_sources(), 10, base_url="http://localhost", app_robots=own)
+    served = find_served(app)
+    try:
+        result = build(served, tmp_path / "out")
+    finally:
+        served.close()
+    assert result.robots is not None and result.robots.tested == 38
+    # /posts/1 and /posts/10 ... /posts/19: prefixes, as Google reads them
+    assert {url for url, _ in result.robots.blocked} == {
+        f"http://localhost/posts/{n}" for n in (1, *range(10, 20))
+    }
+    assert {agent for _, agent in result.robots.blocked} == {"Googlebot"}
+    served = find_served(app)
+    assert build_command(served, str(tmp_path / "again")) == 0
+    err = capsys.readouterr().err
+    assert "sitemap build: warning: robots.txt disallows 11 of 38 listed URLs" in err
+    assert "http://localhost/posts/1 for Googlebot" in err
+    # the rules it is given allow every URL: no warning
+    clean = front.build_app(standard_sources(), base_url="http://localhost")
+    served = find_served(clean)
+    assert build_command(served, str(tmp_path / "clean")) == 0
+    assert "warning" not in capsys.readouterr().err
+
+
 class Boom(RuntimeError):
     """A source failing."""
 

@@ -84,7 +84,7 @@ or an auto-increment column does not promise under concurrency.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
-from typing import Any, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from sqlalchemy import (
     ColumnElement,
@@ -160,23 +160,39 @@ def _sqlite_snapshot(conn: Connection) -> None:
             raise
 
 
-class _Base:
-    """What the sync and the async source share: statements, memo and the version
-    noted for a request."""
+_E = TypeVar("_E", Engine, AsyncEngine)
 
-    def _setup(
+
+class _Base(Generic[_E]):
+    """What the sync and the async source share: their arguments, statements, memo
+    and the version noted for a request."""
+
+    #: The engine class a source takes, and what to say of another.
+    _engine_class: ClassVar[type]
+    _other_engine: ClassVar[str]
+
+    def __init__(
         self,
-        dialect: str,
+        engine: _E,
         table: FromClause | SelectBase,
+        *,
         key: str | ColumnElement[Any],
         build: Callable[[Any], Item] | str,
-        columns: Sequence[str | ColumnElement[Any]] | None,
-        lastmod: str | ColumnElement[Any] | None,
-        where: ColumnElement[bool] | None,
-        version_table: str | None,
-        change_log: str | None,
+        lastmod: str | ColumnElement[Any] | None = None,
+        columns: Sequence[str | ColumnElement[Any]] | None = None,
+        where: ColumnElement[bool] | None = None,
+        version_table: str | None = None,
+        change_log: str | None = None,
         page_facts: str | None = None,
     ) -> None:
+        if not isinstance(engine, self._engine_class):
+            raise ConfigurationError(
+                f"engine must be a SQLAlchemy {self._engine_class.__name__} ({self._other_engine})"
+            )
+        quick, main = _isolated(engine)
+        #: The engine of the version read alone (None: none), and of every other call.
+        self._quick: _E | None = quick
+        self._engine: _E = main
         if page_facts is not None and any(
             given is not None for given in (version_table, change_log, where)
         ):
@@ -195,7 +211,7 @@ class _Base:
         #: The facts of the last version seen (a one-item list: plans replace it).
         self._memo: list[Version | None] = [None]
         #: SQLite: each call opens a read transaction itself (see _sqlite_snapshot).
-        self._begin = dialect == "sqlite" and self._sql.version is not None
+        self._begin = engine.dialect.name == "sqlite" and self._sql.version is not None
 
     def _window(self) -> Any:
         # A stable page's rows: a range of keys, those the facts' condition holds for.
@@ -245,9 +261,6 @@ class _Base:
         return None
 
 
-_E = TypeVar("_E", Engine, AsyncEngine)
-
-
 def _isolated(engine: _E) -> tuple[_E | None, _E]:
     """The engine for the version read alone, and the one for every other call.
 
@@ -264,7 +277,7 @@ def _isolated(engine: _E) -> tuple[_E | None, _E]:
     )
 
 
-class SQLAlchemySource(_Base):
+class SQLAlchemySource(_Base[Engine]):
     """A table or query as a sliceable sitemap source, read through a sync ``Engine``.
 
     ``table`` is a ``Table`` (or ``FromClause``) or a ``Select``; ``key`` the unique,
@@ -278,29 +291,8 @@ class SQLAlchemySource(_Base):
     :func:`install_change_log` installed; see the module documentation for costs.
     """
 
-    def __init__(
-        self,
-        engine: Engine,
-        table: FromClause | SelectBase,
-        *,
-        key: str | ColumnElement[Any],
-        build: Callable[[Any], Item] | str,
-        lastmod: str | ColumnElement[Any] | None = None,
-        columns: Sequence[str | ColumnElement[Any]] | None = None,
-        where: ColumnElement[bool] | None = None,
-        version_table: str | None = None,
-        change_log: str | None = None,
-        page_facts: str | None = None,
-    ) -> None:
-        if not isinstance(engine, Engine):
-            raise ConfigurationError(
-                "engine must be a SQLAlchemy Engine (AsyncSQLAlchemySource takes an AsyncEngine)"
-            )
-        self._setup(
-            engine.dialect.name, table, key, build, columns, lastmod, where, version_table,
-            change_log, page_facts,
-        )  # fmt: skip
-        self._quick, self._engine = _isolated(engine)
+    _engine_class = Engine
+    _other_engine = "AsyncSQLAlchemySource takes an AsyncEngine"
 
     def _call(self, plan: Plan) -> Any:
         done, value = started(plan)
@@ -417,7 +409,7 @@ class SQLAlchemySource(_Base):
             return [build(row) for row in conn.execute(self._sql.recent, {"n": limit})]
 
 
-class AsyncSQLAlchemySource(_Base):
+class AsyncSQLAlchemySource(_Base[AsyncEngine]):
     """:class:`SQLAlchemySource` for an ``AsyncEngine`` (``asyncpg``, ``psycopg``,
     ``aiosqlite``): async :meth:`count`, :meth:`slice`, :meth:`fingerprint`,
     :meth:`newest` and :meth:`recent`, the shape
@@ -425,29 +417,8 @@ class AsyncSQLAlchemySource(_Base):
     serves without a worker thread. Same arguments and costs.
     """
 
-    def __init__(
-        self,
-        engine: AsyncEngine,
-        table: FromClause | SelectBase,
-        *,
-        key: str | ColumnElement[Any],
-        build: Callable[[Any], Item] | str,
-        lastmod: str | ColumnElement[Any] | None = None,
-        columns: Sequence[str | ColumnElement[Any]] | None = None,
-        where: ColumnElement[bool] | None = None,
-        version_table: str | None = None,
-        change_log: str | None = None,
-        page_facts: str | None = None,
-    ) -> None:
-        if not isinstance(engine, AsyncEngine):
-            raise ConfigurationError(
-                "engine must be a SQLAlchemy AsyncEngine (SQLAlchemySource takes an Engine)"
-            )
-        self._setup(
-            engine.dialect.name, table, key, build, columns, lastmod, where, version_table,
-            change_log, page_facts,
-        )  # fmt: skip
-        self._quick, self._engine = _isolated(engine)
+    _engine_class = AsyncEngine
+    _other_engine = "SQLAlchemySource takes an Engine"
 
     async def _call(self, plan: Plan) -> Any:
         done, value = started(plan)

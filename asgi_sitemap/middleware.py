@@ -27,7 +27,6 @@ from sitemap_core.serve.front import (
     Reply,
     Settings,
     SettingsArguments,
-    Share,
     Site,
     Sites,
     UntrustedHostError,
@@ -196,7 +195,7 @@ class SitemapMiddleware:
                             runner,
                             _asgi_headers(scope),
                             scope.get("http_version", "1.1"),
-                            _per_site(self._relays.bound(task_group, self._thread_limiter()), site),
+                            self._relays.bound(task_group, self._thread_limiter()),
                         )
                     except Exception:
                         logger.exception("sitemap %s failed before the response started", path)
@@ -282,13 +281,6 @@ class SitemapMiddleware:
             await captured.replay(send, head)
         else:
             await _send_small(reply, send)
-
-
-def _per_site(share: Share, site: Site[AsyncUrlSource]) -> Share:
-    # Renders are shared by document key (an ETag); prefixed with the site, two sites
-    # (of sites=) never share one, even where their ETags could agree. id() is unique
-    # while the render runs: the request holds its site until then.
-    return lambda key, render: share(f"{id(site)}|{key}", render)
 
 
 def _plain_get(scope: Scope) -> Scope:

@@ -222,7 +222,7 @@ class Sites(Generic[S]):
         own = _own_sources(sources, self._adapt, where)
         cache = None if self._cache is None else SiteCache(self._cache, name)
         try:
-            site = settings.site([*self._shared, *own], cache)
+            site = settings.site([*self._shared, *own], cache, name)
         except ConfigurationError as exc:
             raise ConfigurationError(f"{where}: {exc}") from None
         # The site's own host is its allow-list: "blog.example.com" on any port, or the

@@ -549,6 +549,14 @@ class Sitemapper:
                 state.site = settings.site(sources, cache)
         return state.site
 
+    def _sites(self, app: Flask) -> Sites[UrlSource]:
+        """The sites of ``SITEMAP_SITES``, made now if not yet (for the commands)."""
+        state = self._state(app)
+        self._site(app)
+        if state.sites is None:
+            raise ConfigurationError("this app declares no SITEMAP_SITES")
+        return state.sites
+
     def _chosen(self, app: Flask, state: _AppState, req: Request) -> tuple[Site[UrlSource], Any]:
         """The site of this request and where its base URL comes from: with
         ``SITEMAP_SITES``, the site its host names; else the app's, and None."""

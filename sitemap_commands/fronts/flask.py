@@ -24,7 +24,14 @@ from werkzeug.test import EnvironBuilder, run_wsgi_app
 from flask_sitemapper.extension import EXTENSION_KEY, url_adapter
 from flask_sitemapper.wsgi import SitemapMiddleware
 from sitemap_commands.build import Fetch, Fetched
-from sitemap_commands.cli import CommandError, Served, build_command, indexnow, middleware_base
+from sitemap_commands.cli import (
+    CommandError,
+    Served,
+    build_command,
+    indexnow,
+    middleware_base,
+    one_site,
+)
 from sitemap_commands.indexnow import DEFAULT_ENDPOINT, MAX_URLS_PER_SUBMISSION
 from sitemap_commands.sites import declared_site, host_header, several, site_base
 from sitemap_core import BaseURL, ConfigurationError
@@ -200,6 +207,7 @@ def sitemap_group() -> None:
     show_default=True, help="The most URLs one run submits (more is an error).",
 )  # fmt: skip
 @click.option("--dry-run", is_flag=True, help="List the URLs, submit nothing.")
+@click.option("--site", default=None, metavar="HOST", help="The site HOST of SITEMAP_SITES.")
 @with_appcontext
 def indexnow_command(**options: Any) -> None:
     """Submit to IndexNow the URLs changed since the last successful submission."""
@@ -208,7 +216,9 @@ def indexnow_command(**options: Any) -> None:
     since = options["since"]
     try:
         base = None if options["base_url"] is None else BaseURL.parse(options["base_url"])
-        served = flask_served(current_app._get_current_object(), base)  # type: ignore[attr-defined]
+        site = options["site"]
+        served = flask_served(current_app._get_current_object(), None if site else base)  # type: ignore[attr-defined]
+        served = one_site(served, site, base if site else None)
         status = indexnow(
             served,
             options["state"],
@@ -231,15 +241,21 @@ def indexnow_command(**options: Any) -> None:
     "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
     help="Render the pages in N processes.",
 )  # fmt: skip
+@click.option(
+    "--site", default=None, metavar="HOST",
+    help="The site HOST of SITEMAP_SITES (default: each into OUT_DIR/HOST).",
+)  # fmt: skip
 @with_appcontext
-def build_command_(out_dir: str, base_url: str | None, gzip: bool, jobs: int) -> None:
+def build_command_(
+    out_dir: str, base_url: str | None, gzip: bool, jobs: int, site: str | None
+) -> None:
     """Write every sitemap document of this app into OUT_DIR, as static files."""
     try:
         base = None if base_url is None else BaseURL.parse(base_url)
-        served = flask_served(current_app._get_current_object(), base)  # type: ignore[attr-defined]
+        served = flask_served(current_app._get_current_object(), None if site else base)  # type: ignore[attr-defined]
+        status = build_command(served, out_dir, gzip=gzip, jobs=jobs, site=site, base=base)
     except (CommandError, ConfigurationError) as exc:
         raise click.ClickException(str(exc)) from None
-    status = build_command(served, out_dir, gzip=gzip, jobs=jobs)
     if status:
         raise SystemExit(status)
 

@@ -187,3 +187,23 @@ def test_check_site_reads_that_site_at_the_servers_address(
     assert status == 2, err
     status, _, err = check(served, "--site", "http://x", capsys=capsys)
     assert status == 2 and "--site must be a host" in err
+
+
+def test_flask_sitemap_build_and_indexnow_take_site(tmp_path: Path) -> None:
+    from flask.cli import FlaskGroup
+
+    app = flask_app()
+
+    def flask_sitemap(*args: str) -> Any:
+        group = FlaskGroup(create_app=lambda: app)
+        env = {"FLASK_RUN_FROM_CLI": None}
+        return app.test_cli_runner().invoke(group, ["sitemap", *args], env=env)
+
+    result = flask_sitemap("build", str(tmp_path / "shop"), "--site", SHOP)
+    assert result.exit_code == 0, result.output
+    assert locs(tmp_path / "shop") == {"https://shop.example/items/1"}
+    result = flask_sitemap("build", str(tmp_path / "all"))
+    assert result.exit_code == 0, result.output
+    assert sorted(path.name for path in (tmp_path / "all").iterdir()) == [BLOG, SHOP]
+    result = flask_sitemap("indexnow", "--state", str(tmp_path / "state.json"))
+    assert result.exit_code != 0 and "name one with --site HOST" in result.output

@@ -1,8 +1,9 @@
 """``examples/multisite`` from outside: two sites by Host on real servers.
 
 The Flask example runs under gunicorn (two sync workers, each with the page cache as
-shipped: a MemoryCache per process), its ASGI twin (``multisite_asgi.py``) under
-uvicorn, each on 127.0.0.1 with its database in a temporary folder. Requests carry
+shipped: a MemoryCache per process; then again with both sharing one real
+redis-server), its ASGI twin (``multisite_asgi.py``) under uvicorn, each on 127.0.0.1
+with its database in a temporary folder. Requests carry
 the Host header of ``blog.localhost``, ``shop.localhost`` or a host no site claims.
 """
 
@@ -16,6 +17,7 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
+from redis_server import redis_server
 
 from .servers import EXAMPLES_ROOT, HTTP_TIMEOUT, Server, run_gunicorn, run_uvicorn
 
@@ -31,13 +33,26 @@ LOC = re.compile(r"<loc>([^<]*)</loc>")
 EXAMPLE = EXAMPLES_ROOT / "multisite"
 
 
-@pytest.fixture(scope="module", params=["flask-gunicorn", "asgi-uvicorn"])
+#: The Redis URL of each server started with one, by port.
+REDIS: dict[int, str] = {}
+
+
+@pytest.fixture(scope="module", params=["flask-gunicorn", "flask-gunicorn-redis", "asgi-uvicorn"])
 def server(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Server]:
     folder = tmp_path_factory.mktemp("multisite")
     env = {"MULTISITE_DATABASE": str(folder / "multisite.db")}
-    if request.param == "flask-gunicorn":
+    if request.param == "flask-gunicorn-redis":
+        (folder / "redis").mkdir()
+        with redis_server(folder / "redis") as redis:
+            env["FLASK_SITEMAP_CACHE"] = redis.url
+            with run_gunicorn(
+                "app:app", EXAMPLE, folder / "logs", workers=2, env=env, ready_path="/"
+            ) as running:
+                REDIS[running.port] = redis.url
+                yield running
+    elif request.param == "flask-gunicorn":
         with run_gunicorn(
             "app:app", EXAMPLE, folder / "logs", workers=2, env=env, ready_path="/"
         ) as running:
@@ -159,3 +174,17 @@ def test_an_unknown_host_gets_400(client: httpx.Client, server: Server) -> None:
             assert get(client, server, host, path).status_code == 400, (host, path)
     # The app's own pages are the app's, on any host.
     assert get(client, server, "evil.example", "/").status_code == 200
+
+
+def test_shared_redis_pages_are_each_under_their_sites_host(
+    client: httpx.Client, server: Server
+) -> None:
+    if server.port not in REDIS:
+        pytest.skip("this server keeps its pages in process (the Redis one checks this)")
+    import redis
+
+    for host in (BLOG, SHOP):
+        assert get(client, server, host, "/sitemap.xml").status_code == 200
+    keys = [key.decode() for key in redis.Redis.from_url(REDIS[server.port]).keys("sitemap:*")]
+    hosts = {key.removeprefix("sitemap:").split("|", 1)[0] for key in keys}
+    assert hosts == {BLOG, SHOP}, keys

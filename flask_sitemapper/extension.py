@@ -112,6 +112,7 @@ from sitemap_core.serve.front import (
     LOOPBACK_HOSTS,
     OPTIONS,
     PAGE_NAME,
+    BasePolicy,
     BaseURL,
     ChangeFreq,
     ConfigurationError,
@@ -557,7 +558,9 @@ class Sitemapper:
             raise ConfigurationError("this app declares no SITEMAP_SITES")
         return state.sites
 
-    def _chosen(self, app: Flask, state: _AppState, req: Request) -> tuple[Site[UrlSource], Any]:
+    def _chosen(
+        self, app: Flask, state: _AppState, req: Request
+    ) -> tuple[Site[UrlSource], BasePolicy | None]:
         """The site of this request and where its base URL comes from: with
         ``SITEMAP_SITES``, the site its host names; else the app's, and None."""
         site = state.site or self._site(app)
@@ -605,17 +608,17 @@ class Sitemapper:
 
     @staticmethod
     def _base_url(
-        app: Flask, settings: Settings, scheme: str | None = None, policy: Any = None
+        app: Flask, settings: Settings, scheme: str | None = None, policy: BasePolicy | None = None
     ) -> BaseURL:
         """The base URL of a request: ``SITEMAP_BASE_URL``, else ``SERVER_NAME``, else
         the request's host if allowed; ``scheme`` (else the request's) for the last two.
         With ``policy`` (a site of ``SITEMAP_SITES``), that site's own base URL or host.
         """
+        if policy is None and settings.base_url is not None:
+            return settings.base_url
         req: Request = request._get_current_object()  # type: ignore[attr-defined]
         if policy is not None:
-            return policy.resolve(scheme or req.scheme, req.host, req.script_root)  # type: ignore[no-any-return]
-        if settings.base_url is not None:
-            return settings.base_url
+            return policy.resolve(scheme or req.scheme, req.host, req.script_root)
         scheme = scheme or req.scheme
         server_name = app.config.get("SERVER_NAME")
         if server_name:
@@ -921,7 +924,7 @@ class Sitemapper:
 
     def _robots_site(
         self, app: Flask, state: _AppState, current: bool
-    ) -> tuple[Site[UrlSource] | None, Any] | None:
+    ) -> tuple[Site[UrlSource] | None, BasePolicy | None] | None:
         """For robots.txt: the site of ``SITEMAP_SITES`` the request's host names and
         its base URL policy; (None, None) for one site; None when the sites cannot be
         made (logged), so that the app's robots.txt goes out as it is."""

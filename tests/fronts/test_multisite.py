@@ -453,3 +453,18 @@ def test_a_site_of_several_keeps_its_pages_under_its_host_in_a_shared_cache() ->
     get(BLOG, "/sitemap.xml", {})
     get(SHOP, "/sitemap.xml", {})
     assert sorted(key.split("|", 1)[0] for key in seen) == [BLOG, SHOP]
+
+
+def test_flask_keeps_its_own_txt_routes_beside_the_sites_key_files() -> None:
+    # With SITEMAP_SITES every key-shaped /<name>.txt reaches the package's rule (a
+    # site's key is known only with its host); the app's own static routes win.
+    app = flask_app(declared())
+
+    @app.get("/security.txt")
+    def security() -> str:
+        return "Contact: mailto:security@example.test"
+
+    get = wsgi_get(app)
+    assert get(SHOP, "/security.txt", {}).text.startswith("Contact:")
+    assert get(SHOP, f"/{SHOP_KEY}.txt", {}).text == SHOP_KEY
+    assert get(SHOP, "/elsewhere.txt", {}).status == 404

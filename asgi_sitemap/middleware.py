@@ -21,10 +21,14 @@ import anyio.lowlevel
 
 from sitemap_core.serve.front import (
     AsyncUrlSource,
+    BasePolicy,
     BaseURL,
+    ConfigurationError,
     Reply,
     Settings,
     SettingsArguments,
+    Site,
+    Sites,
     UntrustedHostError,
     aclose,
     answer_robots,
@@ -79,6 +83,10 @@ class SitemapMiddleware:
     ``gzip``, ``index_size``, ``extra_sitemaps`` and ``html`` shape the documents. Each
     is checked here: a bad one raises :class:`~sitemap_core.ConfigurationError`
     naming it.
+
+    ``sites`` serves several sites, each on its own host with its own sources (and
+    ``sources`` and ``routes`` are then listed by every site): see
+    :mod:`sitemap_core.serve.sites` and ``docs/multisite.md``.
     """
 
     def __init__(
@@ -88,6 +96,7 @@ class SitemapMiddleware:
         *,
         routes: SitemapRoutes | None = None,
         router: Any | None = None,
+        sites: Mapping[str, Any] | None = None,
         **settings: Unpack[SettingsArguments],
     ) -> None:
         self.app = app
@@ -95,8 +104,25 @@ class SitemapMiddleware:
         adapted = sources_of(sources, AsyncUrlSource.from_object)
         if routes is not None:
             adapted.insert(0, routes.source())
-        self.site = self.settings.site(adapted, default_cache(self.settings.cache))
-        self.base_policy = self.settings.base_policy()
+        cache = default_cache(self.settings.cache)
+        #: The declared sites, or None for one site (the request's host, if allowed).
+        self.sites: Sites[AsyncUrlSource] | None = None
+        if sites is not None:
+            if "allowed_hosts" in settings:
+                raise ConfigurationError(
+                    "allowed_hosts= with sites=: the hosts of sites are the allowed hosts; drop one"
+                )
+            self.sites = Sites(
+                sites,
+                shared=adapted,
+                settings=self.settings,
+                adapt=AsyncUrlSource.from_object,
+                cache=cache,
+            )
+            self.site, self.base_policy = self.sites.refusing.site, self.sites.refusing.policy
+        else:
+            self.site = self.settings.site(adapted, cache)
+            self.base_policy = self.settings.base_policy()
         self.robots = self.settings.robots
         self.router = router
         self._limiter: anyio.CapacityLimiter | None = None
@@ -111,22 +137,21 @@ class SitemapMiddleware:
             return
         path = _route_path(scope)
         method = scope["method"]
-        action = classify(self.site, path, method, self.robots)
+        site, policy = self.site, self.base_policy
+        if self.sites is not None and self.sites.may_serve(path):
+            # The site the (validated) host names: its own sources and memories.
+            hosted = self.sites.choose(_host(scope))
+            site, policy = hosted.site, hosted.policy
+        action = classify(site, path, method, self.robots)
         if action == "app":
             await self.app(scope, receive, send)
         elif action == "robots":
-            await self._robots(scope, receive, send)
+            await self._robots(scope, receive, send, site, policy)
         else:
-            await self._sitemap(scope, receive, send, method, path)
+            await self._sitemap(scope, receive, send, method, path, site, policy)
 
-    def _base(self, scope: Scope) -> BaseURL:
-        host = _header(scope, b"host")
-        if host is None:
-            server = scope.get("server")
-            host = f"{server[0]}:{server[1]}" if server else ""
-        return self.base_policy.resolve(
-            scope.get("scheme", "http"), host, scope.get("root_path", "")
-        )
+    def _base(self, scope: Scope, policy: BasePolicy) -> BaseURL:
+        return policy.resolve(scope.get("scheme", "http"), _host(scope), scope.get("root_path", ""))
 
     def _router(self, scope: Scope) -> Any | None:
         if self.router is not None:
@@ -138,14 +163,21 @@ class SitemapMiddleware:
         return None
 
     async def _sitemap(
-        self, scope: Scope, receive: Receive, send: Send, method: str, path: str
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        method: str,
+        path: str,
+        site: Site[AsyncUrlSource],
+        policy: BasePolicy,
     ) -> None:
         router = self._router(scope)
 
         tokens = []
 
         def base_url() -> BaseURL:
-            base = self._base(scope)
+            base = self._base(scope, policy)
             # Sources (and threads started from here on) see the base URL and router.
             tokens.append(_current.set(SitemapContext(base, router)))
             return base
@@ -156,7 +188,7 @@ class SitemapMiddleware:
                 try:
                     try:
                         reply = await respond_async(
-                            self.site,
+                            site,
                             method,
                             path,
                             base_url,
@@ -184,11 +216,13 @@ class SitemapMiddleware:
             for token in tokens:
                 _current.reset(token)
 
-    async def _index_parts(self, scope: Scope) -> int:
+    async def _index_parts(
+        self, scope: Scope, site: Site[AsyncUrlSource], policy: BasePolicy
+    ) -> int:
         # How many index files robots.txt lists: counted as a sitemap request counts
         # (sync sources in our threads, the context set), one part if anything fails.
         try:
-            base = self._base(scope)
+            base = self._base(scope, policy)
         except UntrustedHostError:
             return 1  # answer_robots refuses the host itself
         token = _current.set(SitemapContext(base, self._router(scope)))
@@ -196,7 +230,7 @@ class SitemapMiddleware:
             async with anyio.create_task_group() as task_group:
                 runner = ThreadRunner(task_group, self._thread_limiter())
                 try:
-                    parts = await count_index_parts_async(self.site, base, runner)
+                    parts = await count_index_parts_async(site, base, runner)
                 finally:
                     runner.close()
         finally:
@@ -211,7 +245,14 @@ class SitemapMiddleware:
             self._limiter = anyio.CapacityLimiter(SITEMAP_THREADS)
         return self._limiter
 
-    async def _robots(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _robots(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        site: Site[AsyncUrlSource],
+        policy: BasePolicy,
+    ) -> None:
         head = scope["method"] == "HEAD"
         captured = _Captured()
         await self.app(_plain_get(scope), receive, captured.send)
@@ -222,19 +263,19 @@ class SitemapMiddleware:
         # mergeable: an app's robots.txt passed through as it is needs no count.
         content_type = next((v for k, v in captured.headers if k.lower() == "content-type"), "")
         used = captured.status == 404 or is_mergeable(captured.status, content_type)
-        parts = await self._index_parts(scope) if used else 1
+        parts = await self._index_parts(scope, site, policy) if used else 1
         reply = answer_robots(
             captured.status,
             captured.headers,
             lambda: b"".join(captured.body),
-            lambda: self._base(scope),
-            self.site.robots_rules,
+            lambda: self._base(scope, policy),
+            site.robots_rules,
             head,
             _asgi_headers(scope),
-            self.site.cache_control,
+            site.cache_control,
             lambda base: parts,
-            self.site.extra_sitemaps,
-            self.site.feed,
+            site.extra_sitemaps,
+            site.feed,
         )
         if reply is None:
             await captured.replay(send, head)
@@ -268,6 +309,15 @@ def _route_path(scope: Scope) -> str:
     if root_path and path.startswith(root_path):
         return path[len(root_path) :] or "/"
     return path
+
+
+def _host(scope: Scope) -> str:
+    # The Host header, else the server's address (an HTTP/1.0 request may have none).
+    host = _header(scope, b"host")
+    if host is None:
+        server = scope.get("server")
+        host = f"{server[0]}:{server[1]}" if server else ""
+    return host
 
 
 def _asgi_headers(scope: Scope) -> dict[str, str]:

@@ -50,6 +50,10 @@ Configuration (``app.config``), with defaults:
 ``SITEMAP_EXTRA_SITEMAPS`` (``()``)
     More absolute sitemap URLs for robots.txt to list after ours (another host's
     sitemap this host vouches for, a static file).
+``SITEMAP_SITES`` (None)
+    Several sites by host, each with its own sources (the middlewares' ``sites=``;
+    see ``docs/multisite.md``): the decorated routes and registered sources are then
+    listed by every site, besides its own. Read and checked at ``init_app``.
 
 These keys are the settings of :mod:`sitemap_core.serve.settings`, one to one with the
 middlewares' keyword arguments (``SITEMAP_GZIP`` is ``gzip=``; ``SITEMAP_ROBOTS_TXT`` is
@@ -108,6 +112,7 @@ from sitemap_core.serve.front import (
     LOOPBACK_HOSTS,
     OPTIONS,
     PAGE_NAME,
+    BasePolicy,
     BaseURL,
     ChangeFreq,
     ConfigurationError,
@@ -118,6 +123,7 @@ from sitemap_core.serve.front import (
     Reply,
     Settings,
     Site,
+    Sites,
     SourceOptions,
     UntrustedHostError,
     UrlSource,
@@ -152,6 +158,7 @@ from .compat import (
     page_path,
     without_vary,
 )
+from .multisite import SITES_KEY, check_sites, key_file_rule, make_sites
 from .routes import Params, RoutesFingerprint, RouteSpec, route_entries, routes_newest
 
 __all__ = ["Sitemapper"]
@@ -236,6 +243,10 @@ class _AppState:
     own_paths: dict[str, frozenset[str]] | None = None
     #: The Sitemapper this state belongs to (the commands find the sitemap by the app).
     owner: Sitemapper | None = None
+    #: ``SITEMAP_SITES`` as checked by init_app, or None for one site.
+    declared: Mapping[str, Any] | None = None
+    #: The sites made of it (with the sources) when the first sitemap is served.
+    sites: Sites[UrlSource] | None = None
 
 
 class Sitemapper:
@@ -288,6 +299,7 @@ class Sitemapper:
             raise ConfigurationError("init_app() was already called with this app")
         self._apps.append(app)
         state = _AppState(settings, (_kept(_snapshot(config)), settings))
+        state.declared = check_sites(config, settings)
         self._states[app] = state
         # One Sitemapper per app owns the paths: 1.8 apps make one per sitemap (and a
         # master for their index), each served from a route of the app's own.
@@ -303,7 +315,7 @@ class Sitemapper:
         state.routes = True
         state.owner = self
         endpoints = []
-        for index, rule in enumerate(_sitemap_rules(app, settings)):
+        for index, rule in enumerate(_sitemap_rules(app, settings, state.declared is not None)):
             endpoint = f"sitemapper.sitemap_{index}"
             # A rule without methods: every method, PROPFIND or BREW as well as POST,
             # reaches the view, so that the core answers the others with its own 405
@@ -527,8 +539,35 @@ class Sitemapper:
                 self._route_source(app, name, specs) for name, specs in self._specs.items()
             ]
             sources = [*route_sources, *self._sources.values()]
-            state.site = settings.site(sources, self._cache(state, settings))
+            cache = self._cache(state, settings)
+            if state.declared is not None:
+                # Several sites: each lists these sources and its own; the site of
+                # the app as a whole (generate(), the commands without a host) is the
+                # refusing one, which answers 400.
+                state.sites = make_sites(state.declared, sources, settings, cache)
+                state.site = state.sites.refusing.site
+            else:
+                state.site = settings.site(sources, cache)
         return state.site
+
+    def _sites(self, app: Flask) -> Sites[UrlSource]:
+        """The sites of ``SITEMAP_SITES``, made now if not yet (for the commands)."""
+        state = self._state(app)
+        self._site(app)
+        if state.sites is None:
+            raise ConfigurationError("this app declares no SITEMAP_SITES")
+        return state.sites
+
+    def _chosen(
+        self, app: Flask, state: _AppState, req: Request
+    ) -> tuple[Site[UrlSource], BasePolicy | None]:
+        """The site of this request and where its base URL comes from: with
+        ``SITEMAP_SITES``, the site its host names; else the app's, and None."""
+        site = state.site or self._site(app)
+        if state.sites is None:
+            return site, None
+        hosted = state.sites.choose(req.host)
+        return hosted.site, hosted.policy
 
     def _routed_site(self, app: Flask) -> RouteSite:
         """The site :meth:`generate` serves: the same sources, pages at ``?page=``."""
@@ -568,12 +607,18 @@ class Sitemapper:
         )
 
     @staticmethod
-    def _base_url(app: Flask, settings: Settings, scheme: str | None = None) -> BaseURL:
+    def _base_url(
+        app: Flask, settings: Settings, scheme: str | None = None, policy: BasePolicy | None = None
+    ) -> BaseURL:
         """The base URL of a request: ``SITEMAP_BASE_URL``, else ``SERVER_NAME``, else
-        the request's host if allowed; ``scheme`` (else the request's) for the last two."""
-        if settings.base_url is not None:
+        the request's host if allowed; ``scheme`` (else the request's) for the last two.
+        With ``policy`` (a site of ``SITEMAP_SITES``), that site's own base URL or host.
+        """
+        if policy is None and settings.base_url is not None:
             return settings.base_url
         req: Request = request._get_current_object()  # type: ignore[attr-defined]
+        if policy is not None:
+            return policy.resolve(scheme or req.scheme, req.host, req.script_root)
         scheme = scheme or req.scheme
         server_name = app.config.get("SERVER_NAME")
         if server_name:
@@ -602,7 +647,9 @@ class Sitemapper:
         returning ``generate()`` there): the package's sitemap paths are then its."""
         return _routes_sitemap_xml(self._own_paths(app, state))
 
-    def _serve(self, page: str | None = None, document: str | None = None) -> Response:
+    def _serve(
+        self, page: str | None = None, document: str | None = None, key: str | None = None
+    ) -> Response:
         """View of every sitemap path; ``page`` is parsed by the core, not here."""
         # The context's objects once, not through the proxies: this runs on every
         # revalidation, where a proxy lookup per attribute adds up.
@@ -627,8 +674,10 @@ class Sitemapper:
         except ConfigurationError:  # logged when the value was first seen
             return _to_response(app, plain_text(500, "Internal Server Error\n", _is_head()))
 
+        site, policy = self._chosen(app, state, req)
+
         def base_url() -> BaseURL:
-            base = self._base_url(app, settings, self._scheme)
+            base = self._base_url(app, settings, self._scheme, policy)
             # url_for() (in sources too) builds URLs with the request's URL adapter:
             # binding it to the trusted base URL keeps any forged Host out of them.
             ctx.url_adapter = url_adapter(app, base)
@@ -637,7 +686,6 @@ class Sitemapper:
         environ = req.environ
         headers = environ_headers(environ)
         protocol = environ.get("SERVER_PROTOCOL", "HTTP/1.1")
-        site = state.site or self._site(app)
         reply = respond(site, req.method, path, base_url, headers, protocol)
         if reply is None:
             abort(404)
@@ -679,9 +727,13 @@ class Sitemapper:
         if not isinstance(gzip, bool):
             raise ConfigurationError(f"generate(gzip=...) must be True or False, got {gzip!r}")
         app = _current_app()
+        if self._state(app).declared is not None:
+            raise ConfigurationError(
+                "generate() serves one site; with SITEMAP_SITES each site is served at"
+                " its host by the package's routes"
+            )
         if not has_request_context():
             return self._generated_outside_request(app, gzip)
-        self._state(app)
         try:
             settings = self._settings(app)
         except ConfigurationError:  # logged when the value was first seen
@@ -821,6 +873,10 @@ class Sitemapper:
             response.direct_passthrough = False  # send_file responses: allow reading
             return response.get_data()
 
+        chosen = self._robots_site(app, state, current)
+        if chosen is None:
+            return response  # several sites, none made (the error is logged)
+        own_site, policy = chosen
         ctx = request_ctx._get_current_object()  # type: ignore[attr-defined]
         # The Sitemap line of an app serving /sitemap.xml itself (with generate()) has
         # generate()'s scheme: https unless the Sitemapper says otherwise, as in 1.8.
@@ -840,7 +896,7 @@ class Sitemapper:
             saved = ctx.url_adapter
             ctx.url_adapter = url_adapter(app, base)
             try:
-                site = self._site(app)
+                site = own_site or self._site(app)
             except Exception:
                 logger.exception("the sitemap configuration failed; robots.txt lists one index")
                 return 1
@@ -849,20 +905,38 @@ class Sitemapper:
             finally:
                 ctx.url_adapter = saved
 
+        # A site of SITEMAP_SITES has its own rules and sitemaps; one site, the settings.
+        shown: Settings | Site[UrlSource] = settings if own_site is None else own_site
         reply = answer_robots(
             response.status_code,
             list(response.headers.items()),
             read_body,
-            lambda: self._base_url(app, settings, scheme),
-            settings.robots_rules,
+            lambda: self._base_url(app, settings, scheme, policy),
+            shown.robots_rules,
             _is_head(),
             request_headers(request.headers.get),
-            settings.cache_control,
+            shown.cache_control,
             index_parts,
-            settings.extra_sitemaps,
-            settings.feed,
+            shown.extra_sitemaps,
+            shown.feed,
         )
         return response if reply is None else _to_response(app, reply)
+
+    def _robots_site(
+        self, app: Flask, state: _AppState, current: bool
+    ) -> tuple[Site[UrlSource] | None, BasePolicy | None] | None:
+        """For robots.txt: the site of ``SITEMAP_SITES`` the request's host names and
+        its base URL policy; (None, None) for one site; None when the sites cannot be
+        made (logged), so that the app's robots.txt goes out as it is."""
+        if state.declared is None:
+            return None, None
+        if not current:
+            return None
+        try:
+            return self._chosen(app, state, request._get_current_object())  # type: ignore[attr-defined]
+        except Exception:
+            logger.exception("the sites of SITEMAP_SITES failed; robots.txt left to the app")
+            return None
 
 
 def _settings_of(config: Mapping[str, Any]) -> Settings:
@@ -889,7 +963,7 @@ def _kept(snapshot: _Snapshot) -> _Snapshot:
     return tuple(list(value) if isinstance(value, list) else value for value in snapshot)
 
 
-def _sitemap_rules(app: Flask, settings: Settings) -> list[str]:
+def _sitemap_rules(app: Flask, settings: Settings, several: bool = False) -> list[str]:
     # The paths the owning Sitemapper serves on ``app``, its path converter registered.
     converter = "sitemapper_root" if settings.html else "sitemapper_root_xt"
     app.url_map.converters[converter] = _CONVERTERS[converter]
@@ -898,6 +972,11 @@ def _sitemap_rules(app: Flask, settings: Settings) -> list[str]:
     rules += [rule for rule in _PAGE_RULES if settings.html or ".html" not in rule]
     if settings.feed:
         rules += [FEED_PATH, f"{FEED_PATH}.gz"]
+    if several:
+        # Each site has its own key, known only once its host is: every key-shaped
+        # path is routed here, and the chosen site's core answers it or 404.
+        rules.append(key_file_rule(app))
+        return rules
     key = settings.indexnow()
     if key is not None:
         rules.append(key_file_path(key))
@@ -907,7 +986,7 @@ def _sitemap_rules(app: Flask, settings: Settings) -> list[str]:
 def _warn_unknown_keys(config: Mapping[str, Any]) -> None:
     # A misspelt key would be silently ignored; other extensions may use the prefix
     # too, so it is a warning, not an error.
-    known = [option.key for option in OPTIONS]
+    known = [option.key for option in OPTIONS] + [SITES_KEY]
     for key in config:
         if isinstance(key, str) and key.startswith(FLASK_PREFIX) and key not in known:
             close = difflib.get_close_matches(key, known, n=1)

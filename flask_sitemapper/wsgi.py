@@ -3,6 +3,8 @@
 ::
 
     app = SitemapMiddleware(app, {"posts": all_posts}, base_url="https://example.com")
+    # several sites, by host, each with its own sources:
+    app = SitemapMiddleware(app, sites={"blog.example.com": {"posts": all_posts}})
 
 Paths that are not the sitemap's go to the wrapped app untouched. For ``/robots.txt``
 the app is asked first: its own file is kept and gets the ``Sitemap:`` line; when it
@@ -19,10 +21,16 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Unpack
 
 from sitemap_core.serve.front import (
+    BasePolicy,
     BaseURL,
+    ConfigurationError,
+    Hosted,
+    PageCache,
     Reply,
     Settings,
     SettingsArguments,
+    Site,
+    Sites,
     UrlSource,
     answer_robots,
     classify,
@@ -58,36 +66,55 @@ class SitemapMiddleware:
     ``cache_control``, ``cache``, ``gzip``, ``index_size``, ``extra_sitemaps`` and
     ``html`` shape the documents. Each is checked here: a bad one raises
     :class:`~sitemap_core.ConfigurationError` naming it.
+
+    ``sites`` serves several sites, each on its own host with its own sources (and
+    ``sources`` are then listed by every site): see :mod:`sitemap_core.serve.sites`
+    and ``docs/multisite.md``. Hosts no site claims get 400 on the sitemap paths.
     """
 
     def __init__(
         self,
         app: WSGIApplication,
-        sources: Mapping[str, Any] | Iterable[UrlSource],
+        sources: Mapping[str, Any] | Iterable[UrlSource] = (),
+        *,
+        sites: Mapping[str, Any] | None = None,
         **settings: Unpack[SettingsArguments],
     ) -> None:
         self.app = app
         self.settings = Settings.from_arguments(settings)
         url_sources = sources_of(sources, UrlSource.from_object)
-        self.site = self.settings.site(url_sources, default_cache(self.settings.cache))
-        self.base_policy = self.settings.base_policy()
+        cache = default_cache(self.settings.cache)
+        #: The declared sites, or None for one site (the request's host, if allowed).
+        self.sites: Sites[UrlSource] | None = None
+        if sites is not None:
+            self.sites = _sites(sites, url_sources, self.settings, cache, settings)
+            self.site, self.base_policy = self.sites.refusing.site, self.sites.refusing.policy
+        else:
+            self.site = self.settings.site(url_sources, cache)
+            self.base_policy = self.settings.base_policy()
         self.robots = self.settings.robots
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         """Answer sitemap paths; pass everything else to the wrapped app."""
         path = environ.get("PATH_INFO", "")
         method = environ.get("REQUEST_METHOD", "GET")
-        action = classify(self.site, path, method, self.robots)
+        site, policy = self.site, self.base_policy
+        if self.sites is not None:
+            if not self.sites.may_serve(path):
+                return self.app(environ, start_response)
+            # The site the (validated) host names: its own sources and memories.
+            site, policy = _chosen(self.sites.choose(_host(environ)))
+        action = classify(site, path, method, self.robots)
         if action == "app":
             return self.app(environ, start_response)
         if action == "robots":
-            return self._robots(environ, start_response)
+            return self._robots(environ, start_response, site, policy)
         try:
             reply = respond(
-                self.site,
+                site,
                 method,
                 path,
-                lambda: self._base(environ),
+                lambda: self._base(environ, policy),
                 _wsgi_headers(environ),
                 environ.get("SERVER_PROTOCOL", "HTTP/1.1"),
             )
@@ -97,14 +124,20 @@ class SitemapMiddleware:
         assert reply is not None  # match() said the path is the site's
         return _send(reply, start_response)
 
-    def _base(self, environ: WSGIEnvironment) -> BaseURL:
-        return self.base_policy.resolve(
+    def _base(self, environ: WSGIEnvironment, policy: BasePolicy) -> BaseURL:
+        return policy.resolve(
             environ.get("wsgi.url_scheme", "http"),
-            environ.get("HTTP_HOST") or _server_host(environ),
+            _host(environ),
             environ.get("SCRIPT_NAME", ""),
         )
 
-    def _robots(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+    def _robots(
+        self,
+        environ: WSGIEnvironment,
+        start_response: StartResponse,
+        site: Site[UrlSource],
+        policy: BasePolicy,
+    ) -> Iterable[bytes]:
         head = environ.get("REQUEST_METHOD") == "HEAD"
         captured = _Captured()
         # Asked with GET even for HEAD: an app answers HEAD without a body, and the body
@@ -128,20 +161,45 @@ class SitemapMiddleware:
             captured.status_code,
             captured.headers,
             read_body,
-            lambda: self._base(environ),
-            self.site.robots_rules,
+            lambda: self._base(environ, policy),
+            site.robots_rules,
             head,
             _wsgi_headers(environ),
-            self.site.cache_control,
-            lambda base: count_index_parts(self.site, base),
-            self.site.extra_sitemaps,
-            self.site.feed,
+            site.cache_control,
+            lambda base: count_index_parts(site, base),
+            site.extra_sitemaps,
+            site.feed,
         )
         if reply is None:
             return captured.replay(read or app_body, start_response, head)
         if not read:
             close_now(app_body)
         return _send(reply, start_response)
+
+
+def _sites(
+    declared: Mapping[str, Any],
+    shared: list[UrlSource],
+    settings: Settings,
+    cache: PageCache | None,
+    given: Mapping[str, object],
+) -> Sites[UrlSource]:
+    # The declared sites; their hosts are the allowed ones, so allowed_hosts is refused.
+    if "allowed_hosts" in given:
+        raise ConfigurationError(
+            "allowed_hosts= with sites=: the hosts of sites are the allowed hosts; drop one"
+        )
+    return Sites(
+        declared, shared=shared, settings=settings, adapt=UrlSource.from_object, cache=cache
+    )
+
+
+def _chosen(hosted: Hosted[UrlSource]) -> tuple[Site[UrlSource], BasePolicy]:
+    return hosted.site, hosted.policy
+
+
+def _host(environ: WSGIEnvironment) -> str:
+    return environ.get("HTTP_HOST") or _server_host(environ)
 
 
 def _wsgi_headers(environ: WSGIEnvironment) -> dict[str, str]:

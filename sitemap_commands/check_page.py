@@ -21,6 +21,8 @@ from html.parser import HTMLParser
 from typing import Any, Final
 from urllib.parse import urljoin, urlsplit
 
+from sitemap_commands.check_site import routed
+
 __all__ = ["USER_AGENT", "Issue", "inspect", "same_url"]
 
 #: (rule, value, message): one problem of one URL.
@@ -63,7 +65,9 @@ def _opener(url: str) -> urllib.request.OpenerDirector:
 
 
 def _open(url: str, method: str, timeout: float) -> Any:
-    request = urllib.request.Request(url, method=method, headers={"User-Agent": USER_AGENT})
+    # --site: a URL on the checked site goes to the address it is served at.
+    url, headers = routed(url, {"User-Agent": USER_AGENT})
+    request = urllib.request.Request(url, method=method, headers=headers)
     try:
         return _opener(url).open(request, timeout=timeout)
     except urllib.error.HTTPError as exc:

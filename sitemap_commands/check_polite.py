@@ -8,6 +8,7 @@ sends it. A progress bar is drawn on a terminal (tqdm, when installed).
 
 from __future__ import annotations
 
+import contextvars
 import http.client
 import importlib
 import shutil
@@ -75,10 +76,15 @@ def fetch_all(
 ) -> Iterator[tuple[str, list[Issue]]]:
     """Each ``(url, key)`` fetched, paced by host: ``(key, issues)``, in the given order."""
 
-    def one(item: tuple[str, str]) -> tuple[str, list[Issue]]:
-        url, key = item
+    # Each fetch runs in a copy of the caller's context: --site's routing is there.
+    caller = contextvars.copy_context()
+
+    def fetched(url: str, key: str) -> tuple[str, list[Issue]]:
         pacer.wait(host_of(url))
         return key, _inspected(url, timeout)
+
+    def one(item: tuple[str, str]) -> tuple[str, list[Issue]]:
+        return caller.copy().run(fetched, *item)
 
     with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="sample") as pool:
         pending = list(urls)

@@ -54,6 +54,7 @@ from typing import IO, Any, Final, TextIO
 from urllib.parse import unquote, urlsplit
 
 from sitemap_commands.check_audit import Audit, SampleOptions
+from sitemap_commands.check_site import SiteRoutingError, routed, site_routing
 from sitemap_commands.checker_rules import (
     RULES,
     DocumentReader,
@@ -151,6 +152,7 @@ def _read_chunks(stream: IO[bytes]) -> Iterator[bytes]:
 
 def _open(url: str, headers: dict[str, str], timeout: float) -> Any:
     """The response to GET ``url`` (an error status is a response too, not an exception)."""
+    url, headers = routed(url, headers)  # --site: the site's requests to its address
     request = urllib.request.Request(url, headers={"User-Agent": _USER_AGENT, **headers})
     # The loopback is never reached through a proxy (a test server, a local preview).
     direct = urlsplit(url).hostname in _LOOPBACK
@@ -672,6 +674,10 @@ def add_check_command(subparsers: argparse._SubParsersAction) -> None:  # type: 
         "--fail-on", choices=("error", "warning"), default="error",
         help="exit 1 on errors (default), or on warnings too",
     )  # fmt: skip
+    parser.add_argument(
+        "--site", metavar="HOST",
+        help="check the site HOST of an app of several sites, served at URL's address",
+    )  # fmt: skip
     parser.set_defaults(func=run_check)
 
 
@@ -720,18 +726,19 @@ def run_check(arguments: argparse.Namespace) -> int:
         print("sitemap check: error: give a URL or a FILE", file=sys.stderr)
         return 2
     try:
-        report = check(
-            arguments.target,
-            xsd=arguments.xsd,
-            base_url=arguments.base_url,
-            timeout=arguments.timeout,
-            max_findings=arguments.max_findings,
-            strict=arguments.strict,
-            http_checks=not arguments.no_http_checks,
-            sample=_sample_options(arguments),
-            out=None if arguments.json else out,
-        )
-    except StartError as exc:
+        with site_routing(arguments.target, arguments.site) as target:
+            report = check(
+                target,
+                xsd=arguments.xsd,
+                base_url=arguments.base_url,
+                timeout=arguments.timeout,
+                max_findings=arguments.max_findings,
+                strict=arguments.strict,
+                http_checks=not arguments.no_http_checks,
+                sample=_sample_options(arguments),
+                out=None if arguments.json else out,
+            )
+    except (StartError, SiteRoutingError) as exc:
         print(f"sitemap check: error: {exc}", file=sys.stderr)
         return 2
     if arguments.json:

@@ -92,6 +92,13 @@ class Served:
     site: Site[Any] | None = None
     #: Releases what :attr:`fetch` started (an event loop thread, for ASGI).
     close: Callable[[], None] = _nothing
+    #: The hosts of the sites an app of several sites declares (``sites=``,
+    #: ``SITEMAP_SITES``) by their exact host (not its wildcards).
+    sites: tuple[str, ...] = ()
+    #: For an app of several sites, ``for_site(host, base)``: what the commands need of
+    #: its site ``host``, on ``base`` (``--base-url``) if given (see :func:`site_base`);
+    #: None for an app of one site.
+    for_site: Callable[[str, BaseURL | None], Served] | None = None
 
 
 class CommandError(SitemapError):
@@ -122,6 +129,22 @@ def middleware_base(given: BaseURL | None, configured: BaseURL | None, kind: str
             " take the host from; set it, or pass --base-url"
         )
     return base
+
+
+def one_site(served: Served, host: str | None, base: BaseURL | None = None) -> Served:
+    """``served``, or its site ``host`` (``--site HOST``) of an app of several sites;
+    raises :class:`CommandError` when the app has no such site, or needs ``--site``."""
+    if host is None:
+        if served.for_site is not None:
+            named = ", ".join(served.sites) or "by wildcard"
+            raise CommandError(
+                f"{served.label} serves several sites ({named}): name one with --site HOST"
+            )
+        return served
+    if served.for_site is None:
+        raise CommandError(f"--site {host}: {served.label} serves one site, not several")
+    served.close()
+    return served.for_site(host, base)
 
 
 def load_app(spec: str) -> object:
@@ -337,14 +360,55 @@ def add_indexnow_arguments(parser: argparse.ArgumentParser) -> None:
         help="the most URLs one run submits (more is an error)",
     )  # fmt: skip
     parser.add_argument("--dry-run", action="store_true", help="list the URLs, submit nothing")
+    parser.add_argument("--site", metavar="HOST", help="the site HOST of an app of several sites")
 
 
 def build_command(
-    served: Served, out_dir: str, *, gzip: bool = False, jobs: int = 1, out: TextIO | None = None
+    served: Served,
+    out_dir: str,
+    *,
+    gzip: bool = False,
+    jobs: int = 1,
+    out: TextIO | None = None,
+    site: str | None = None,
+    base: BaseURL | None = None,
 ) -> int:
     """``sitemap build``: build ``served`` into ``out_dir`` with progress on ``out``;
     the exit status (1 when the build failed, 130 when interrupted: either way the
-    previous output is left as it was)."""
+    previous output is left as it was).
+
+    For an app of several sites: the site ``site`` (``--site``) into ``out_dir``, on
+    ``base`` (``--base-url``) if given; without ``site``, every site it declares by
+    its exact host into ``out_dir/<host>``, each on its own base URL.
+    """
+    if served.for_site is not None and site is None:
+        served.close()
+        if base is not None:
+            raise CommandError("--base-url with several sites: give --site HOST too")
+        if not served.sites:
+            raise CommandError(f"{served.label} declares no site by its host: give --site HOST")
+        return _build_every_site(served, out_dir, gzip=gzip, jobs=jobs, out=out)
+    if site is not None:
+        served = one_site(served, site, base)
+    return _build_one(served, out_dir, gzip=gzip, jobs=jobs, out=out)
+
+
+def _build_every_site(
+    served: Served, out_dir: str, *, gzip: bool, jobs: int, out: TextIO | None
+) -> int:
+    # Each declared site into a folder (or prefix) of its own, named by its host.
+    assert served.for_site is not None
+    status = 0
+    for host in served.sites:
+        target = f"{out_dir.rstrip('/')}/{host}"
+        status = max(status, _build_one(served.for_site(host, None), target, gzip, jobs, out))
+    return status
+
+
+def _build_one(
+    served: Served, out_dir: str, gzip: bool = False, jobs: int = 1, out: TextIO | None = None
+) -> int:
+    # One site into ``out_dir``: build_command's exit status.
     from sitemap_commands.build import BuildError, build, choose_progress
 
     out = out or sys.stdout
@@ -367,6 +431,10 @@ def build_command(
 def add_build_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``build`` after ``OUT_DIR``."""
     parser.add_argument("--base-url", help="the site's base URL, if its settings name none")
+    parser.add_argument(
+        "--site", metavar="HOST",
+        help="the site HOST of an app of several sites (default: each into OUT_DIR/HOST)",
+    )  # fmt: skip
     parser.add_argument("--gzip", action="store_true", help="also write a .gz twin of each")
     parser.add_argument(
         "--jobs", type=_positive, default=1, help="render the pages in N processes (default 1)"
@@ -405,11 +473,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if func is not None:
             status = func(arguments)
             return 0 if status is None else int(status)
-        served = find_served(load_app(arguments.app), arguments.base_url)
         if arguments.command == "build":
-            return build_command(
-                served, arguments.out_dir, gzip=arguments.gzip, jobs=arguments.jobs
-            )
+            return _build_arguments(arguments)
+        site, base_url = arguments.site, arguments.base_url
+        served = find_served(load_app(arguments.app), None if site else base_url)
+        served = one_site(served, site, BaseURL.parse(base_url) if site and base_url else None)
         return indexnow(
             served,
             arguments.state,
@@ -421,6 +489,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (SitemapError, ConfigurationError) as exc:
         print(f"sitemap: error: {exc}", file=sys.stderr)
         return 2
+
+
+def _build_arguments(arguments: argparse.Namespace) -> int:
+    # `sitemap build` as parsed. With --site, --base-url is that site's (see site_base),
+    # so the app is found without it.
+    site = arguments.site
+    base_url = arguments.base_url
+    served = find_served(load_app(arguments.app), None if site else base_url)
+    base = BaseURL.parse(base_url) if base_url else None
+    return build_command(
+        served, arguments.out_dir, gzip=arguments.gzip, jobs=arguments.jobs, site=site, base=base
+    )
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -27,6 +27,7 @@ from sitemap_core.serve.http import Reply
 from sitemap_core.serve.indexnow_key import InvalidKeyError
 from sitemap_core.serve.settings import Settings
 from sitemap_core.serve.site import Plan, Site, Target
+from sitemap_core.serve.sites import SiteSpec
 from sitemap_core.sources.base import Limits, Sliceable, UrlSource
 from sitemap_core.sources.newsroom import news_cutoff
 from sitemap_core.write.encoders import IndexEncoder, TextEncoder, UrlsetEncoder, escape
@@ -56,6 +57,7 @@ __all__ = [
     "Restriction",
     "Settings",
     "Site",
+    "SiteSpec",
     "SitemapError",
     "SitemapTooLargeError",
     "Sliceable",

@@ -19,10 +19,13 @@ from asgi_sitemap.middleware import SitemapMiddleware
 from asgi_sitemap.threads import ThreadRunner
 from sitemap_commands.build import Fetch, Fetched
 from sitemap_commands.cli import CommandError, Served, middleware_base
+from sitemap_commands.sites import declared_site, host_header, several, site_base
 from sitemap_core import BaseURL
 from sitemap_core.model.hosts import BasePolicy
 from sitemap_core.model.recent import Recent
-from sitemap_core.sources.aio import recent_changes_async
+from sitemap_core.serve.site import Site
+from sitemap_core.serve.sites import Sites
+from sitemap_core.sources.aio import AsyncUrlSource, recent_changes_async
 
 __all__ = ["AsgiFetcher", "asgi_served", "find"]
 
@@ -48,10 +51,18 @@ class AsgiFetcher:
     messages are handed over as they are sent, so a document streams to its file.
     """
 
-    def __init__(self, app: Any, base: BaseURL, prepare: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        app: Any,
+        base: BaseURL,
+        prepare: Callable[[], None] | None = None,
+        host: str | None = None,
+    ) -> None:
         self.app = app
         self.base = base
         self.prepare = prepare
+        #: The Host header instead of the base URL's (the site of several to choose).
+        self.host = host
         self._portal: tuple[int, AbstractContextManager[Any], Any] | None = None
 
     def _portal_now(self) -> Any:
@@ -86,7 +97,7 @@ class AsgiFetcher:
             "raw_path": (root + path).encode(),
             "query_string": b"",
             "root_path": root,
-            "headers": [(b"host", host.encode())]
+            "headers": [(b"host", (self.host or host).encode())]
             + [(name.lower().encode(), value.encode()) for name, value in headers.items()],
             "server": (host.rsplit(":", 1)[0].strip("[]"), port),
             "client": ("127.0.0.1", 0),
@@ -163,9 +174,42 @@ def asgi_served(
     asked in an event loop of the command's own, sync ones in worker threads.
     Documents are fetched from ``outer`` (what a server runs), else the middleware; a
     ``base`` other than its ``base_url=`` is fixed on it for the command."""
+    if middleware.sites is not None:
+        return _asgi_sites(middleware, outer, middleware.sites)
     site = middleware.site
     known = middleware_base(base, middleware.settings.base_url, "ASGI")
+    recent = _recent(site)
 
+    def prepare() -> None:
+        # The command builds for the base URL it is given, whatever the request's host.
+        if middleware.base_policy.fixed != known:
+            middleware.base_policy = BasePolicy(known, middleware.base_policy.allowed_hosts)
+
+    fetcher = AsgiFetcher(middleware if outer is None else outer, known, prepare)
+    fetch: Fetch = fetcher
+    return Served(
+        "ASGI SitemapMiddleware", known, site.indexnow_key, recent, fetch, site, fetcher.close
+    )
+
+
+def _asgi_sites(middleware: SitemapMiddleware, outer: Any, sites: Sites[AsyncUrlSource]) -> Served:
+    # An ASGI middleware of several sites (sites=): each site served as its host asks.
+    def for_site(host: str, base: BaseURL | None) -> Served:
+        hosted = declared_site(sites, host, "sites=")
+        known = site_base(host, hosted.policy.fixed, base)
+        fetcher = AsgiFetcher(
+            middleware if outer is None else outer, known, host=host_header(host, hosted)
+        )
+        site = hosted.site
+        label = f"site {host!r} of ASGI SitemapMiddleware"
+        return Served(label, known, site.indexnow_key, _recent(site), fetcher, site, fetcher.close)
+
+    return several("ASGI SitemapMiddleware", sites, for_site)
+
+
+def _recent(site: Site[AsyncUrlSource]) -> Callable[[int, datetime | None], list[Recent]]:
+    # ``recent(limit, since)`` of a site's sources: async ones in an event loop of the
+    # command's own, sync ones in worker threads.
     async def gather(limit: int, since: datetime | None) -> list[Recent]:
         async with anyio.create_task_group() as task_group:
             runner = ThreadRunner(task_group)
@@ -178,13 +222,4 @@ def asgi_served(
     def recent(limit: int, since: datetime | None) -> list[Recent]:
         return anyio.run(gather, limit, since)
 
-    def prepare() -> None:
-        # The command builds for the base URL it is given, whatever the request's host.
-        if middleware.base_policy.fixed != known:
-            middleware.base_policy = BasePolicy(known, middleware.base_policy.allowed_hosts)
-
-    fetcher = AsgiFetcher(middleware if outer is None else outer, known, prepare)
-    fetch: Fetch = fetcher
-    return Served(
-        "ASGI SitemapMiddleware", known, site.indexnow_key, recent, fetch, site, fetcher.close
-    )
+    return recent

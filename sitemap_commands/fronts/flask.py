@@ -24,12 +24,21 @@ from werkzeug.test import EnvironBuilder, run_wsgi_app
 from flask_sitemapper.extension import EXTENSION_KEY, url_adapter
 from flask_sitemapper.wsgi import SitemapMiddleware
 from sitemap_commands.build import Fetch, Fetched
-from sitemap_commands.cli import CommandError, Served, build_command, indexnow, middleware_base
+from sitemap_commands.cli import (
+    CommandError,
+    Served,
+    build_command,
+    indexnow,
+    middleware_base,
+    one_site,
+)
 from sitemap_commands.indexnow import DEFAULT_ENDPOINT, MAX_URLS_PER_SUBMISSION
+from sitemap_commands.sites import declared_site, host_header, several, site_base
 from sitemap_core import BaseURL, ConfigurationError
 from sitemap_core.model.hosts import BasePolicy
 from sitemap_core.model.recent import Recent
-from sitemap_core.sources.base import recent_changes
+from sitemap_core.serve.sites import Sites
+from sitemap_core.sources.base import UrlSource, recent_changes
 
 __all__ = ["find", "flask_served", "sitemap_group", "wsgi_fetch", "wsgi_served"]
 
@@ -45,15 +54,19 @@ def find(candidate: object, base: BaseURL | None, outer: object) -> Served | Non
     return None
 
 
-def wsgi_fetch(app: Any, base: BaseURL, prepare: Callable[[], None] | None = None) -> Fetch:
+def wsgi_fetch(
+    app: Any, base: BaseURL, prepare: Callable[[], None] | None = None, host: str | None = None
+) -> Fetch:
     """``fetch(path, headers)`` for the WSGI app ``app``: the app called in-process as a
     server would call it for ``base`` (its scheme, Host header and mount path), the
-    body left to stream. ``prepare`` runs before each call."""
+    body left to stream. ``prepare`` runs before each call. ``host`` is the Host
+    header instead of the base URL's (the site of several the app should choose)."""
+    sent = [] if host is None else [("Host", host)]
 
     def fetch(path: str, headers: Mapping[str, str]) -> Fetched:
         if prepare is not None:
             prepare()
-        builder = EnvironBuilder(path=path, base_url=base.url, headers=list(headers.items()))
+        builder = EnvironBuilder(path=path, base_url=base.url, headers=[*headers.items(), *sent])
         try:
             environ = builder.get_environ()
         finally:
@@ -82,6 +95,8 @@ def flask_served(app: Flask, base: BaseURL | None = None, *, outer: Any = None) 
         )
     sitemapper = state.owner
     settings = sitemapper._settings(app)
+    if state.declared is not None:
+        return _flask_sites(app, outer, sitemapper._sites(app))
     if base is None:
         base = settings.base_url
     if base is None and app.config.get("SERVER_NAME"):
@@ -116,12 +131,33 @@ def flask_served(app: Flask, base: BaseURL | None = None, *, outer: Any = None) 
     )
 
 
+def _flask_sites(app: Flask, outer: Any, sites: Sites[UrlSource]) -> Served:
+    # A Flask app of several sites (SITEMAP_SITES): each site served as its host asks.
+    def for_site(host: str, base: BaseURL | None) -> Served:
+        hosted = declared_site(sites, host, "SITEMAP_SITES")
+        known = site_base(host, hosted.policy.fixed, base)
+
+        def recent(limit: int, since: datetime | None) -> list[Recent]:
+            with app.test_request_context("/", base_url=known.url) as ctx:
+                ctx.url_adapter = url_adapter(app, known)
+                return recent_changes(hosted.site.sources.values(), limit, since)
+
+        fetch = wsgi_fetch(app if outer is None else outer, known, host=host_header(host, hosted))
+        label = f"site {host!r} of Flask app {app.name!r}"
+        site = hosted.site
+        return Served(label, known, site.indexnow_key, recent, fetch, site)
+
+    return several(f"Flask app {app.name!r}", sites, for_site)
+
+
 def wsgi_served(
     middleware: SitemapMiddleware, base: BaseURL | None = None, *, outer: Any = None
 ) -> Served:
     """The sitemap of :class:`~flask_sitemapper.SitemapMiddleware`; documents are
     fetched from ``outer`` (what a server runs), else from the middleware. A ``base``
     other than its ``base_url=`` is fixed on it when the first document is fetched."""
+    if middleware.sites is not None:
+        return _wsgi_sites(middleware, outer, middleware.sites)
     site = middleware.site
     known = middleware_base(base, middleware.settings.base_url, "WSGI")
 
@@ -134,6 +170,24 @@ def wsgi_served(
 
     fetch = wsgi_fetch(middleware if outer is None else outer, known, prepare)
     return Served("WSGI SitemapMiddleware", known, site.indexnow_key, recent, fetch, site)
+
+
+def _wsgi_sites(middleware: SitemapMiddleware, outer: Any, sites: Sites[UrlSource]) -> Served:
+    # A WSGI middleware of several sites (sites=): each site served as its host asks.
+    def for_site(host: str, base: BaseURL | None) -> Served:
+        hosted = declared_site(sites, host, "sites=")
+        known = site_base(host, hosted.policy.fixed, base)
+
+        def recent(limit: int, since: datetime | None) -> list[Recent]:
+            return recent_changes(hosted.site.sources.values(), limit, since)
+
+        fetch = wsgi_fetch(
+            middleware if outer is None else outer, known, host=host_header(host, hosted)
+        )
+        label = f"site {host!r} of WSGI SitemapMiddleware"
+        return Served(label, known, hosted.site.indexnow_key, recent, fetch, hosted.site)
+
+    return several("WSGI SitemapMiddleware", sites, for_site)
 
 
 @click.group("sitemap")
@@ -153,6 +207,7 @@ def sitemap_group() -> None:
     show_default=True, help="The most URLs one run submits (more is an error).",
 )  # fmt: skip
 @click.option("--dry-run", is_flag=True, help="List the URLs, submit nothing.")
+@click.option("--site", default=None, metavar="HOST", help="The site HOST of SITEMAP_SITES.")
 @with_appcontext
 def indexnow_command(**options: Any) -> None:
     """Submit to IndexNow the URLs changed since the last successful submission."""
@@ -161,7 +216,9 @@ def indexnow_command(**options: Any) -> None:
     since = options["since"]
     try:
         base = None if options["base_url"] is None else BaseURL.parse(options["base_url"])
-        served = flask_served(current_app._get_current_object(), base)  # type: ignore[attr-defined]
+        site = options["site"]
+        served = flask_served(current_app._get_current_object(), None if site else base)  # type: ignore[attr-defined]
+        served = one_site(served, site, base if site else None)
         status = indexnow(
             served,
             options["state"],
@@ -184,15 +241,21 @@ def indexnow_command(**options: Any) -> None:
     "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
     help="Render the pages in N processes.",
 )  # fmt: skip
+@click.option(
+    "--site", default=None, metavar="HOST",
+    help="The site HOST of SITEMAP_SITES (default: each into OUT_DIR/HOST).",
+)  # fmt: skip
 @with_appcontext
-def build_command_(out_dir: str, base_url: str | None, gzip: bool, jobs: int) -> None:
+def build_command_(
+    out_dir: str, base_url: str | None, gzip: bool, jobs: int, site: str | None
+) -> None:
     """Write every sitemap document of this app into OUT_DIR, as static files."""
     try:
         base = None if base_url is None else BaseURL.parse(base_url)
-        served = flask_served(current_app._get_current_object(), base)  # type: ignore[attr-defined]
+        served = flask_served(current_app._get_current_object(), None if site else base)  # type: ignore[attr-defined]
+        status = build_command(served, out_dir, gzip=gzip, jobs=jobs, site=site, base=base)
     except (CommandError, ConfigurationError) as exc:
         raise click.ClickException(str(exc)) from None
-    status = build_command(served, out_dir, gzip=gzip, jobs=jobs)
     if status:
         raise SystemExit(status)
 

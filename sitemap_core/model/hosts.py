@@ -25,6 +25,7 @@ __all__ = [
     "check_allowed_hosts",
     "check_host",
     "host_is_allowed",
+    "host_parts",
 ]
 
 #: The longest path a sitemap document has under the base URL:
@@ -232,6 +233,15 @@ def check_host(value: object, setting: str) -> str:
             f" from 1 to 65535; no scheme or path), got {shorten(value)}"
         )
     return str(value)
+
+
+def host_parts(host: str) -> tuple[str, str | None] | None:
+    """The name (lower case, without the trailing dot of an FQDN) and the port (or
+    None) of a ``Host`` header value; None when it is not a host at all."""
+    match = _HOST_HEADER.fullmatch(host)
+    if match is None:
+        return None
+    return match.group("name").lower().rstrip("."), match.group("port")
 
 
 def host_is_allowed(host: str, allowed: Iterable[str]) -> bool:

@@ -16,6 +16,7 @@ from sitemap_core.model.alternates import Alternate, hreflang_cluster
 from sitemap_core.model.entries import ChangeFreq, Entry, LastmodInput
 from sitemap_core.model.hosts import (
     LOOPBACK_HOSTS,
+    BasePolicy,
     BaseURL,
     UntrustedHostError,
     check_allowed_hosts,
@@ -55,6 +56,7 @@ from sitemap_core.serve.request import (
 )
 from sitemap_core.serve.settings import FLASK_PREFIX, OPTIONS, Settings, SettingsArguments
 from sitemap_core.serve.site import PAGE_NAME, Plan, Site
+from sitemap_core.serve.sites import Hosted, Sites, SiteSpec
 from sitemap_core.sources.aio import (
     THREAD_BATCHES,
     AsyncSliceable,
@@ -103,10 +105,12 @@ __all__ = [
     "Alternate",
     "AsyncSliceable",
     "AsyncUrlSource",
+    "BasePolicy",
     "BaseURL",
     "ChangeFreq",
     "ConfigurationError",
     "Entry",
+    "Hosted",
     "Image",
     "IndexEncoder",
     "InvalidEntryError",
@@ -129,8 +133,10 @@ __all__ = [
     "SettingsArguments",
     "Share",
     "Site",
+    "SiteSpec",
     "SitemapError",
     "SitemapTooLargeError",
+    "Sites",
     "SourceOptions",
     "Spool",
     "UntrustedHostError",

@@ -98,10 +98,16 @@ class Pending(Generic[S]):
     #: Every 200 must carry its length: the client's protocol (HTTP/1.0) has no chunked
     #: coding, so a transfer cut mid-way would look complete (see :func:`is_sized`).
     sized: bool = False
+    #: The name of the site of several that answers (see :class:`Site`), or "".
+    site: str = ""
 
     @property
     def identity(self) -> str:
-        """What, besides content, distinguishes this document (it enters the ETag)."""
+        """What, besides content, distinguishes this document (it enters the ETag, and
+        so every cache key): its base URL, its path, and the site of several that
+        answers it, so two sites never share an ETag even on one base URL."""
+        if self.site:
+            return f"{self.base.url}|{self.target.path}|{self.site}"
         return f"{self.base.url}|{self.target.path}"
 
 
@@ -270,13 +276,15 @@ def begin(
         return refuse_host(exc, head)
     if target.kind == "robots":
         # Counted like the root: an index split into parts lists each in robots.txt.
-        return Pending(target, base, head, site.sources_to_count(target), "identity", request)
+        counted = site.sources_to_count(target)
+        return Pending(target, base, head, counted, "identity", request, site=site.name)
     if target.gz or (site.gzip and accepts_gzip(request.get("accept-encoding"))):
         coding = "gzip"
     else:
         coding = "identity"
     sized = is_sized(protocol)
-    return Pending(target, base, head, site.sources_to_count(target), coding, request, sized)
+    counted = site.sources_to_count(target)
+    return Pending(target, base, head, counted, coding, request, sized, site.name)
 
 
 def decide(

@@ -489,11 +489,12 @@ class Settings:
             }
         )
 
-    def site(self, sources: Sequence[S], cache: PageCache | None) -> Site[S]:
+    def site(self, sources: Sequence[S], cache: PageCache | None, name: str = "") -> Site[S]:
         """The :class:`~sitemap_core.Site` of ``sources`` with these settings.
 
         ``cache`` is the cache made from :attr:`cache` (once per front, as a cache
-        holds state: ``default_cache(settings.cache)``).
+        holds state: ``default_cache(settings.cache)``); ``name`` the site's among
+        several (see :mod:`sitemap_core.serve.sites`).
         """
         return Site(
             sources,
@@ -510,6 +511,7 @@ class Settings:
             feed_size=self.feed_size,
             feed_max_days=self.feed_max_days,
             indexnow_key=self.indexnow(),
+            name=name,
         )
 
     def base_policy(self) -> BasePolicy:

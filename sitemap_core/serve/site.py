@@ -269,6 +269,8 @@ class Site(Generic[S]):
     index file holds (50,000; above it the index is split into parts, each listed in
     robots.txt). ``extra_sitemaps`` are more sitemap URLs for robots.txt to list.
     ``html=False`` leaves the ``.html`` paths (the view for people) to the app.
+    ``name`` is the site's name among several served by one front (its host; see
+    :mod:`sitemap_core.serve.sites`): it enters every ETag, and so every cache key.
     """
 
     def __init__(
@@ -288,8 +290,11 @@ class Site(Generic[S]):
         feed_size: int = DEFAULT_FEED_SIZE,
         feed_max_days: float | None = None,
         indexnow_key: str | None = None,
+        name: str = "",
     ) -> None:
         check_page_size(page_size)
+        #: The site's name among several (its host), or "" for the one site of a front.
+        self.name = name
         _check_switch(html, "html")
         check_index_size(index_size)
         self.sources = _by_name(sources)

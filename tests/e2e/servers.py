@@ -34,6 +34,7 @@ DATABASE_VARIABLES = {
     "flask_blog": "BLOG_DATABASE",
     "starlette_app": "STARLETTE_DATABASE",
     "fastapi_app": "FASTAPI_DATABASE",
+    "multisite": "MULTISITE_DATABASE",
 }
 
 #: Every HTTP call of the e2e tests uses this: generous reads (a child sitemap is built

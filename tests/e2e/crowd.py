@@ -115,9 +115,9 @@ class QuickSite:
 
     @property
     def pages(self) -> list[str]:
-        """The child sitemaps its index lists."""
+        """The child sitemaps its index lists (none while one sitemap holds all)."""
         count = -(-self.entries // self.page_size)
-        return [f"/sitemap-posts-{n}.xml" for n in range(1, count + 1)]
+        return [f"/sitemap-posts-{n}.xml" for n in range(1, count + 1)] if count > 1 else []
 
     @property
     def documents(self) -> list[str]:
@@ -128,7 +128,7 @@ class QuickSite:
     def expected(self) -> Expectations:
         """What a normal client asks, and what each answer holds: the index, every
         page, and a page of the app."""
-        expected: Expectations = {"/sitemap.xml": len(self.pages), "/": None}
+        expected: Expectations = {"/sitemap.xml": len(self.pages) or self.entries, "/": None}
         for number, path in enumerate(self.pages):
             expected[path] = min(self.page_size, self.entries - number * self.page_size)
         return expected

@@ -174,15 +174,20 @@ async def _fact(need: flow.Fact[AsyncUrlSource], runner: Runner) -> Any:
 async def _fill(need: flow.Fill[AsyncUrlSource], runner: Runner, sharing: Sharing | None) -> Spool:
     # The spool holding the document: this need's, or, shared, the one another
     # request's identical fill wrote (claimed for this request).
+    written = False
+
     async def fill() -> Spool:
+        nonlocal written
+        written = True
         return await _filled(need.spool, _written(need.writer(), runner))
 
     if sharing is None or need.shared is None:
         return await fill()
-    spool = await sharing.once(need.shared, fill, Spool.claim, Spool.release)
-    if spool is not need.spool:
-        need.spool.release()  # never written: nothing to keep
-    return spool
+    try:
+        return await sharing.once(need.shared, fill, Spool.claim, Spool.release)
+    finally:
+        if not written:
+            need.spool.release()  # another request's fill answered (or failed) for it
 
 
 async def _cached(cache: PageCache, runner: Runner, call: Callable[..., T], *args: Any) -> T:

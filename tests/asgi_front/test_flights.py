@@ -14,8 +14,10 @@ from typing import Any
 import anyio
 import pytest
 
+from asgi_sitemap import SitemapMiddleware
 from asgi_sitemap.flights import Flights
-from tests.asgi_front.test_relay import Got, Walks, app_of, gather, get
+from sitemap_core.sources.aio import AsyncUrlSource
+from tests.asgi_front.test_relay import Got, Walks, app_of, gather, get, hello
 
 
 class Counted:
@@ -250,6 +252,35 @@ def test_a_crowd_revalidating_a_page_shares_one_checked_render(changed: bool) ->
             assert {bytes(r.body) for r in results} == {bytes(results[0].body)}
             assert bytes(results[0].body).count(b"<url>") == 5_001
             assert source.started == walks + 3
+        assert len(app._flights) == 0
+
+    anyio.run(main)
+
+
+def test_a_crowd_waiting_on_a_failing_walk_all_get_a_500_and_nothing_is_left() -> None:
+    async def main() -> None:
+        source = Walks(20_000, fail_at=15_000)
+        app = app_of(source, page_size=10_000)
+        walks = source.started
+        results = await gather(*(get(app, "/sitemap-items-2.xml") for _ in range(10)))
+        assert {r.status for r in results} == {500}
+        assert source.started == walks + 1  # one count, which failed, for ten requests
+        assert len(app._flights) == 0
+        source.fail_at = None  # the next request renders afresh
+        again = await get(app, "/sitemap-items-2.xml")
+        assert again.status == 200 and bytes(again.body).count(b"<url>") == 10_000
+
+    anyio.run(main)
+
+
+def test_a_crowd_waiting_on_a_failing_render_all_get_a_500_and_nothing_is_left() -> None:
+    async def main() -> None:
+        source = Walks(20_000, fail_at=15_000)
+        counted = AsyncUrlSource.from_object("items", source, count=lambda: 20_000)
+        app = SitemapMiddleware(hello, [counted], cache=False, page_size=10_000)
+        results = await gather(*(get(app, "/sitemap-items-2.xml") for _ in range(10)))
+        assert {r.status for r in results} == {500}
+        assert source.started == 1  # one render (it failed) for ten requests
         assert len(app._flights) == 0
 
     anyio.run(main)

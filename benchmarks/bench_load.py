@@ -36,15 +36,18 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from docblocks import PROJECT, read_blocks
 from e2e.crowd import QuickSite, slow_crowd, write_quick_app
 from e2e.load import (
     LOAD_ENV,
@@ -57,7 +60,7 @@ from e2e.load import (
     verified_clients,
     write_load_app,
 )
-from e2e.servers import Server, run_gunicorn, run_uvicorn
+from e2e.servers import Server, free_port, run_gunicorn, run_uvicorn, stop_process
 
 
 def ms(seconds: float) -> str:
@@ -69,6 +72,40 @@ def describe(name: str, result: Verified, seconds: float) -> str:
         f"| {name} | {result.checked} | {result.checked / seconds:.1f} | {ms(result.median)} |"
         f" {ms(result.percentile(0.95))} | {len(result.errors)} |"
     )
+
+
+@contextmanager
+def behind_nginx(app: str, folder: Path, env: dict[str, str]) -> Iterator[Server]:
+    """gunicorn's sync workers (-w 4) behind nginx, set up as docs/deployment.md says:
+    its ``nginx`` block with the gunicorn and nginx ports put in. The server's
+    process (for its memory) stays gunicorn's."""
+    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+    documented = [
+        b.source for b in read_blocks(PROJECT / "docs" / "deployment.md") if b.language == "nginx"
+    ]
+    block = next(text for text in documented if "proxy_buffering" in text)
+    with run_gunicorn(app, folder, folder / "logs", workers=4, env=env) as upstream:
+        port = free_port()
+        site = block.replace("127.0.0.1:8000", f"127.0.0.1:{upstream.port}")
+        site = site.replace("listen 80;", f"listen 127.0.0.1:{port};")
+        temp = folder / "nginx"
+        temp.mkdir()
+        paths = " ".join(
+            f"{kind}_temp_path {temp / kind};" for kind in ("client_body", "proxy", "fastcgi")
+        )
+        (temp / "nginx.conf").write_text(
+            f"user root; worker_processes 1; pid {temp / 'nginx.pid'}; error_log stderr;\n"
+            "events { worker_connections 4096; }\n"
+            f"http {{ access_log off; {paths} uwsgi_temp_path {temp / 'uwsgi'};"
+            f" scgi_temp_path {temp / 'scgi'};\n{site}\n}}\n"
+        )
+        command = [nginx, "-p", str(temp), "-c", str(temp / "nginx.conf"), "-g", "daemon off;"]
+        process = subprocess.Popen(command, stderr=subprocess.DEVNULL)
+        try:
+            time.sleep(1)  # nginx listens at once; no readiness line to wait for
+            yield Server(upstream.process, port, upstream.log_path)
+        finally:
+            stop_process(process)
 
 
 #: A server of the crowd scenario: its name, the app it serves, how it is started.
@@ -99,6 +136,7 @@ CROWD_SERVERS: dict[str, tuple[str, bool, Starter]] = {
         False,
         lambda app, folder, env: run_gunicorn(app, folder, folder / "logs", workers=4, env=env),
     ),
+    "nginx-sync": ("nginx (docs/deployment.md) -> gunicorn sync -w 4 (Flask)", False, behind_nginx),
     "gthread": (
         "gunicorn gthread -w 2 --threads 8 (Flask)",
         False,

@@ -27,6 +27,7 @@ from sitemap_core.serve.front import (
     Reply,
     Settings,
     SettingsArguments,
+    Sharing,
     Site,
     Sites,
     UntrustedHostError,
@@ -44,6 +45,7 @@ from sitemap_core.serve.front import (
 )
 
 from .context import SitemapContext, _current
+from .flights import Flights
 from .relay import Relays
 from .routes import SitemapRoutes
 from .threads import ThreadRunner
@@ -127,8 +129,11 @@ class SitemapMiddleware:
         self.router = router
         self._limiter: anyio.CapacityLimiter | None = None
         # Concurrent requests for one document share one render, and renders are
-        # bounded as the threads are (see asgi_sitemap.relay).
+        # bounded as the threads are (see asgi_sitemap.relay); those that need the
+        # same walk of a source without a fingerprint (a count, a spooled document)
+        # share it (see asgi_sitemap.flights).
         self._relays = Relays(SITEMAP_RENDERS)
+        self._flights = Flights()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer sitemap paths; pass everything else to the wrapped app."""
@@ -195,7 +200,7 @@ class SitemapMiddleware:
                             runner,
                             _asgi_headers(scope),
                             scope.get("http_version", "1.1"),
-                            self._relays.bound(task_group, self._thread_limiter()),
+                            self._sharing(task_group),
                         )
                     except Exception:
                         logger.exception("sitemap %s failed before the response started", path)
@@ -230,12 +235,19 @@ class SitemapMiddleware:
             async with anyio.create_task_group() as task_group:
                 runner = ThreadRunner(task_group, self._thread_limiter())
                 try:
-                    parts = await count_index_parts_async(site, base, runner)
+                    parts = await count_index_parts_async(
+                        site, base, runner, self._sharing(task_group)
+                    )
                 finally:
                     runner.close()
         finally:
             _current.reset(token)
         return parts
+
+    def _sharing(self, task_group: Any) -> Sharing:
+        # What one request shares with the concurrent others; shared renders run in
+        # its task group (see Relays.bound).
+        return Sharing(self._relays.bound(task_group, self._thread_limiter()), self._flights.once)
 
     def _thread_limiter(self) -> anyio.CapacityLimiter:
         # The sitemap's own thread pool: slow crawlers holding threads for a streamed

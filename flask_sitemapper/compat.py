@@ -380,11 +380,11 @@ def index_reply(
             if chunk:
                 spool.write(chunk)
         if not encoder.items:
-            spool.file.close()
+            spool.release()
             return not_found(head)
         spool.write(encoder.close())
     except BaseException:
-        spool.file.close()
+        spool.release()
         raise
     headers = [("Content-Type", XML)]
     if gzip_offered:

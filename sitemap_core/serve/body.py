@@ -8,37 +8,25 @@ cache, a failure logged, a stale memory dropped) is written here once.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
-from tempfile import SpooledTemporaryFile
-from typing import IO, Generic
+from typing import Generic
 
-from sitemap_core.limits import CHUNK_BYTES
 from sitemap_core.memory.cache import PageCache
-from sitemap_core.memory.recall import Check, Recall, StaleValidatorsError, hash_dates, head
+from sitemap_core.memory.recall import Check, Recall, StaleValidatorsError, head
 from sitemap_core.model.entries import Entry
-from sitemap_core.model.values import lastmod_instant
-from sitemap_core.serve.compress import GzipStream
 from sitemap_core.serve.site import Plan, S, check_complete
-from sitemap_core.serve.validators import Validators, digest_etag
 from sitemap_core.sources.newsroom import check_news
 
 __all__ = [
-    "SPOOL_MEMORY",
     "Delivery",
     "DocumentWriter",
     "Slice",
-    "Spool",
     "clamped",
-    "read_chunks",
 ]
 
 logger = logging.getLogger("sitemap_core")
-
-#: A spool keeps this much in memory before it moves to a temporary file.
-SPOOL_MEMORY = 256 * 2**10
 
 #: What sees each batch of entries as it is written (a spool's newest lastmod).
 Observer = Callable[[list[Entry]], None]
@@ -141,83 +129,6 @@ def clamped(newest: datetime | None) -> datetime | None:
     """``newest``, but never in the future: a lastmod in the future must not become a
     future Last-Modified (RFC 9110 8.8.2.1)."""
     return None if newest is None else min(newest, datetime.now(UTC))
-
-
-class Spool:
-    """A rendered document on its way to the client: bytes, digest, newest lastmod."""
-
-    def __init__(self, coding: str, text: bool = False) -> None:
-        self.file: IO[bytes] = SpooledTemporaryFile(max_size=SPOOL_MEMORY)  # noqa: SIM115
-        self._hasher = hashlib.sha256()
-        # A text sitemap's bytes carry no lastmod: its dates are digested apart, so a
-        # remembered Last-Modified can be checked (see sitemap_core.memory.recall).
-        self._dates = hashlib.sha256() if text else None
-        self._gzip = GzipStream() if coding == "gzip" else None
-        self.newest: datetime | None = None
-        #: Every entry seen so far had a lastmod (else no Last-Modified).
-        self.all_dated = True
-        self.length = 0
-        #: SHA-256 of the uncompressed document, once :meth:`finish` ran.
-        self.digest = b""
-        #: SHA-256 of the first uncompressed chunk (see :class:`.recall.Recalled`).
-        self.first = b""
-
-    @property
-    def dates(self) -> bytes | None:
-        """The digest of a text sitemap's lastmods (see :func:`.recall.hash_dates`)."""
-        return None if self._dates is None else self._dates.digest()
-
-    def observe(self, batch: list[Entry]) -> None:
-        """Track the newest lastmod of what is written (for Last-Modified).
-
-        One rule for every document: Last-Modified is sent only when every entry has a
-        lastmod (an undated entry may have changed at any time); it is then the newest.
-        """
-        if self._dates is not None:
-            hash_dates(self._dates, batch)
-        if not self.all_dated:
-            return
-        for entry in batch:
-            if entry.lastmod is None:
-                self.all_dated = False
-                self.newest = None
-                return
-            instant = lastmod_instant(entry.lastmod)
-            if self.newest is None or instant > self.newest:
-                self.newest = instant
-
-    def write(self, chunk: bytes) -> None:
-        """Add an uncompressed chunk of the document."""
-        if not self.first:
-            self.first = hashlib.sha256(chunk).digest()
-        self._hasher.update(chunk)
-        self._put(self._gzip.feed(chunk) if self._gzip is not None else chunk)
-
-    def finish(self, identity: str, coding: str) -> Validators:
-        """Close the document; return its validators."""
-        if self._gzip is not None:
-            self._put(self._gzip.close())
-        self.file.seek(0)
-        self.digest = self._hasher.digest()
-        return Validators(digest_etag(identity, self.digest, coding), clamped(self.newest))
-
-    def chunks(self) -> Iterator[bytes]:
-        """The stored bytes, in chunks, closing the file at the end."""
-        return read_chunks(self.file)
-
-    def _put(self, data: bytes) -> None:
-        if data:
-            self.file.write(data)
-            self.length += len(data)
-
-
-def read_chunks(file: IO[bytes]) -> Iterator[bytes]:
-    """The bytes of ``file`` from where it stands, in chunks, closing it at the end."""
-    try:
-        while chunk := file.read(CHUNK_BYTES):
-            yield chunk
-    finally:
-        file.close()
 
 
 class Delivery:

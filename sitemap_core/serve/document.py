@@ -15,10 +15,11 @@ from typing import Generic
 
 from sitemap_core.model.values import lastmod_instant
 from sitemap_core.serve.answers import Answer, Answers
-from sitemap_core.serve.body import Spool, clamped
+from sitemap_core.serve.body import clamped
 from sitemap_core.serve.http import Reply
 from sitemap_core.serve.request import Pending
 from sitemap_core.serve.site import Plan, S, Site
+from sitemap_core.serve.spool import Spool
 from sitemap_core.serve.validators import (
     Validators,
     fingerprint_etag,
@@ -248,6 +249,6 @@ def finish_spooled(ready: Ready[S], spool: Spool) -> Reply:
     validators = spool.finish(ready.identity, ready.coding)
     answered = answer_known(ready, validators, spool.length)
     if answered is not None:
-        spool.file.close()
+        spool.release()
         return answered
     return Reply(200, ready.full_headers(validators, spool.length), spool.chunks())

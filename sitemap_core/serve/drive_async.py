@@ -8,8 +8,9 @@ code runs off the event loop through the front's :class:`~sitemap_core.sources.a
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from sitemap_core.memory.cache import PageCache, cache_get, cache_set
 from sitemap_core.memory.recall import Check, StaleValidatorsError
@@ -17,19 +18,22 @@ from sitemap_core.model.entries import Entry
 from sitemap_core.model.hosts import BaseURL
 from sitemap_core.model.rows import split_batch
 from sitemap_core.serve import flow
-from sitemap_core.serve.body import Delivery, DocumentWriter, Slice, Spool
+from sitemap_core.serve.body import Delivery, DocumentWriter, Slice
 from sitemap_core.serve.compress import agzip_chunks
 from sitemap_core.serve.http import Reply
 from sitemap_core.serve.request import NO_HEADERS
 from sitemap_core.serve.site import Plan, Site
+from sitemap_core.serve.spool import Spool
 from sitemap_core.sources.aio import AsyncUrlSource, Runner, aclose, recent_changes_async
 from sitemap_core.sources.base import BATCH_SIZE, UrlSource, close_now, naming
 from sitemap_core.sources.scope import enter_request, leave_request
 
 __all__ = [
     "HANDOVER_BYTES",
+    "Once",
     "Render",
     "Share",
+    "Sharing",
     "aiter_body",
     "chained",
     "count_index_parts_async",
@@ -49,6 +53,38 @@ Render = Callable[[Runner], AsyncIterator[bytes]]
 #: render failing before it raises here, and the front answers 500).
 Share = Callable[[str, Render], Awaitable[AsyncIterator[bytes]]]
 
+
+class Once(Protocol):
+    """How a front lets concurrent requests share one answer to the same need.
+
+    ``once(key, compute, claim, release)`` awaits ``compute()`` (in the caller's own
+    request), or the answer of the computation under ``key`` already under way;
+    ``claim(answer)`` is called for each other request given it, when it is ready,
+    and ``release(answer)`` gives a claim back that a cancelled request never used.
+    """
+
+    async def __call__(
+        self,
+        key: str,
+        compute: Callable[[], Awaitable[T]],
+        claim: Callable[[T], object] | None = None,
+        release: Callable[[T], object] | None = None,
+    ) -> T:
+        """The answer under ``key``, computed once for the requests that ask meanwhile."""
+        ...
+
+
+@dataclass(frozen=True)
+class Sharing:
+    """What a front shares among concurrent requests: streamed documents (``stream``,
+    see :data:`Share`) and the needs the flow marks as shared (``once``, see
+    :class:`Once`): the counts and the spooled documents of sources without a
+    fingerprint, each a walk of the source."""
+
+    stream: Share
+    once: Once
+
+
 #: Bytes of finished chunks a writing thread hands the event loop at once.
 HANDOVER_BYTES = 256 * 1024
 
@@ -61,56 +97,58 @@ async def respond_async(
     runner: Runner,
     request: Mapping[str, str] = NO_HEADERS,
     protocol: str = "1.1",
-    share: Share | None = None,
+    sharing: Sharing | None = None,
 ) -> Reply | None:
     """Answer a request asynchronously; None when ``path`` is not the site's.
 
     As :func:`~sitemap_core.serve.drive_sync.respond`: a source error before the first
     byte is raised here, after it the body raises. A streamed body is an async
-    iterator. With ``share``, a streamed document is rendered through it (see
-    :data:`Share`). The sources' facts are asked in one request scope (see
+    iterator. With ``sharing``, concurrent requests share renders, counts and spools
+    (see :class:`Sharing`). The sources' facts are asked in one request scope (see
     :mod:`sitemap_core.sources.scope`), which the worker threads of sync sources share.
     """
     scope = enter_request()
     try:
         steps = flow.serve(site, method, path, base_url, request, protocol)
-        reply: Reply | None = await run_async(site, steps, runner, share)
+        reply: Reply | None = await run_async(site, steps, runner, sharing)
         return reply
     finally:
         leave_request(scope)
 
 
-async def count_index_parts_async(site: Site[AsyncUrlSource], base: BaseURL, runner: Runner) -> int:
+async def count_index_parts_async(
+    site: Site[AsyncUrlSource], base: BaseURL, runner: Runner, sharing: Sharing | None = None
+) -> int:
     """How many index files robots.txt lists for ``base``: one if a count fails (in a
     request scope of its own; see :func:`~sitemap_core.serve.flow.index_parts`)."""
     scope = enter_request()
     try:
-        parts: int = await run_async(site, flow.index_parts(site, base), runner)
+        parts: int = await run_async(site, flow.index_parts(site, base), runner, sharing)
         return parts
     finally:
         leave_request(scope)
 
 
 async def run_async(
-    site: Site[AsyncUrlSource], steps: flow.Flow, runner: Runner, share: Share | None = None
+    site: Site[AsyncUrlSource], steps: flow.Flow, runner: Runner, sharing: Sharing | None = None
 ) -> Any:
     """Drive ``steps`` (a flow) to its end, awaiting each need; its result."""
     driving = flow.Driving(steps)
     for need in driving:
         try:
-            driving.answer(await _answer(site, need, runner, share))
+            driving.answer(await _answer(site, need, runner, sharing))
         except Exception as exc:  # handed to the flow, which may recover or re-raise
             driving.fail(exc)
     return driving.result
 
 
 async def _answer(
-    site: Site[AsyncUrlSource], need: flow.Need, runner: Runner, share: Share | None
+    site: Site[AsyncUrlSource], need: flow.Need, runner: Runner, sharing: Sharing | None
 ) -> Any:
     if isinstance(need, flow.Fact):
-        if need.kind == "count":
-            return await need.source.count(runner)
-        return await getattr(need.source, need.kind)(runner, need.start, need.stop)
+        if sharing is not None and need.shared is not None:
+            return await sharing.once(need.shared, partial(_fact, need, runner))
+        return await _fact(need, runner)
     if isinstance(need, flow.CacheRead):
         cache, key = site.cache, need.key
         return None if cache is None else await _cached(cache, runner, cache_get, cache, key)
@@ -123,8 +161,33 @@ async def _answer(
     if isinstance(need, flow.RenderFeed):
         return await runner.run_sync(need.render)
     if isinstance(need, flow.Fill):
+        return await _fill(need, runner, sharing)
+    return await _opened(site, need.body, runner, sharing)
+
+
+async def _fact(need: flow.Fact[AsyncUrlSource], runner: Runner) -> Any:
+    if need.kind == "count":
+        return await need.source.count(runner)
+    return await getattr(need.source, need.kind)(runner, need.start, need.stop)
+
+
+async def _fill(need: flow.Fill[AsyncUrlSource], runner: Runner, sharing: Sharing | None) -> Spool:
+    # The spool holding the document: this need's, or, shared, the one another
+    # request's identical fill wrote (claimed for this request).
+    written = False
+
+    async def fill() -> Spool:
+        nonlocal written
+        written = True
         return await _filled(need.spool, _written(need.writer(), runner))
-    return await _opened(site, need.body, runner, share)
+
+    if sharing is None or need.shared is None:
+        return await fill()
+    try:
+        return await sharing.once(need.shared, fill, Spool.claim, Spool.release)
+    finally:
+        if not written:
+            need.spool.release()  # another request's fill answered (or failed) for it
 
 
 async def _cached(cache: PageCache, runner: Runner, call: Callable[..., T], *args: Any) -> T:
@@ -233,7 +296,7 @@ async def _filled(spool: Spool, chunks: AsyncIterator[bytes]) -> Spool:
         async for chunk in chunks:
             spool.write(chunk)
     except BaseException:
-        spool.file.close()  # the temporary file goes now, not with the traceback
+        spool.release()  # the temporary file goes now, not with the traceback
         raise
     finally:
         await aclose(chunks)
@@ -241,7 +304,10 @@ async def _filled(spool: Spool, chunks: AsyncIterator[bytes]) -> Spool:
 
 
 async def _opened(
-    site: Site[AsyncUrlSource], body: flow.Body[AsyncUrlSource], runner: Runner, share: Share | None
+    site: Site[AsyncUrlSource],
+    body: flow.Body[AsyncUrlSource],
+    runner: Runner,
+    sharing: Sharing | None,
 ) -> flow.Opened | None:
     # The body started: its first chunk read (a failure before it raises here), or
     # read whole when it must carry its length.
@@ -257,12 +323,11 @@ async def _opened(
         # Read whole before the first byte: a failure is the front's 500, not a cut
         # transfer, so only the replay is delivered (and kept for the cache).
         spool = await _filled(Spool("identity"), coded(runner))
-        spool.file.seek(0)
         replay = _replayed(spool.chunks())
         return flow.Opened(_delivered(replay, body.delivery(site), runner), spool.length)
     try:
-        if share is not None and body.key is not None:
-            return flow.Opened(await share(body.key, render))
+        if sharing is not None and body.key is not None:
+            return flow.Opened(await sharing.stream(body.key, render))
         return flow.Opened(await _started(render(runner)))
     except StaleValidatorsError:
         return None

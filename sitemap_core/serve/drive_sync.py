@@ -15,11 +15,12 @@ from sitemap_core.memory.recall import Check, StaleValidatorsError
 from sitemap_core.model.entries import Entry
 from sitemap_core.model.hosts import BaseURL
 from sitemap_core.serve import flow
-from sitemap_core.serve.body import Delivery, DocumentWriter, Spool
+from sitemap_core.serve.body import Delivery, DocumentWriter
 from sitemap_core.serve.compress import gzip_chunks
 from sitemap_core.serve.http import Reply
 from sitemap_core.serve.request import NO_HEADERS
 from sitemap_core.serve.site import Plan, Site
+from sitemap_core.serve.spool import Spool
 from sitemap_core.sources.base import BATCH_SIZE, UrlSource, close_now, naming, recent_changes
 from sitemap_core.sources.scope import enter_request, leave_request
 
@@ -130,7 +131,7 @@ def _filled(spool: Spool, chunks: Iterator[bytes]) -> Spool:
         for chunk in chunks:
             spool.write(chunk)
     except BaseException:
-        spool.file.close()  # the temporary file goes now, not with the traceback
+        spool.release()  # the temporary file goes now, not with the traceback
         raise
     return spool
 
@@ -145,7 +146,6 @@ def _opened(site: Site[UrlSource], body: flow.Body[UrlSource]) -> flow.Opened | 
         # Read whole before the first byte: a failure is the front's 500, not a cut
         # transfer, so only the replay is delivered (and kept for the cache).
         spool = _filled(Spool("identity"), chunks)
-        spool.file.seek(0)
         return flow.Opened(_delivered(spool.chunks(), body.delivery(site)), spool.length)
     stream = _delivered(chunks, body.delivery(site))
     try:

@@ -34,7 +34,7 @@ from sitemap_core.memory.recall import Check, Recalled
 from sitemap_core.model.hosts import BaseURL
 from sitemap_core.model.recent import Recent, cutoff
 from sitemap_core.serve.answers import Answer
-from sitemap_core.serve.body import Delivery, DocumentWriter, Spool
+from sitemap_core.serve.body import Delivery, DocumentWriter
 from sitemap_core.serve.compress import gzip_chunks
 from sitemap_core.serve.document import (
     GZIP_TYPE,
@@ -58,6 +58,7 @@ from sitemap_core.serve.recalled import (
 )
 from sitemap_core.serve.request import Pending, begin, decide
 from sitemap_core.serve.site import Plan, S, Site, Target
+from sitemap_core.serve.spool import Spool
 from sitemap_core.serve.validators import Validators, digest_etag
 from sitemap_core.sources.base import WHOLE
 from sitemap_core.sources.pages import Page
@@ -89,12 +90,17 @@ logger = logging.getLogger("sitemap_core")
 @dataclass(frozen=True)
 class Fact(Generic[S]):
     """``source.count()``, or ``source.fingerprint(start, stop)`` / ``newest(...)`` /
-    ``pages(first, stop)`` (the stable pages numbered ``[first, stop)``)."""
+    ``pages(first, stop)`` (the stable pages numbered ``[first, stop)``).
+
+    ``shared``: the key under which concurrent requests asking the same fact may be
+    given one answer (a driver may share it or not); None: each asks its own.
+    """
 
     source: S
     kind: Literal["count", "fingerprint", "newest", "pages"]
     start: int = 0
     stop: int = 0
+    shared: str | None = None
 
 
 @dataclass(frozen=True)
@@ -171,15 +177,20 @@ class Body(Generic[S]):
 
 @dataclass(frozen=True)
 class Fill(Generic[S]):
-    """Write the whole document of ``plan`` into ``spool`` (with ``check``, if any)."""
+    """Write the whole document of ``plan`` into ``spool`` (with the spool's check).
+
+    Answered with the spool that holds the document: this one, or, when ``shared`` is
+    a key and the driver shares, the spool of another request's identical fill, with
+    a claim on it for this request (see :mod:`sitemap_core.serve.spool`).
+    """
 
     plan: Plan[S]
     spool: Spool
-    check: Check | None = None
+    shared: str | None = None
 
     def writer(self) -> DocumentWriter[S]:
         """The writer of the document, showing each batch to the spool."""
-        return DocumentWriter(self.plan, self.spool.observe, self.check)
+        return DocumentWriter(self.plan, self.spool.observe, self.spool.check)
 
 
 @dataclass(frozen=True)
@@ -297,9 +308,10 @@ def _document(
     # After what was remembered: count, plan, facts, validators, then the body.
     stable: dict[str, list[Page]] = {}
     if step.target.kind == "robots":
-        counts = yield from _robots_counts(site, step.sources, stable)
+        counts = yield from _robots_counts(site, step.sources, stable, step.base)
     else:
-        counts = yield from _counts(site, step.sources, whole, stable, _numbers(step.target))
+        numbers = _numbers(step.target)
+        counts = yield from _counts(site, step.sources, whole, stable, step.base, numbers)
     plan = decide(site, step, counts, stable)
     if isinstance(plan, Reply):
         return plan
@@ -342,11 +354,14 @@ def _counts(
     sources: Sequence[S],
     whole: dict[str, object],
     stable: dict[str, list[Page]],
+    base: BaseURL,
     numbers: tuple[int, int] = (1, WHOLE),
 ) -> Flow:
     # The sources' counts, remembered under their whole-source fingerprints (see
     # sitemap_core.memory.known). A source with stable pages gives its pages numbered
-    # ``numbers`` instead (into ``stable``), and counts what they list.
+    # ``numbers`` instead (into ``stable``), and counts what they list. A count that
+    # nothing remembers (a walk of a plain generator) may be shared by the concurrent
+    # requests of one site: a crowd asking the index costs one walk.
     yield from _whole_fingerprints(sources, whole)
     counts: dict[str, int] = {}
     for source in sources:
@@ -365,18 +380,24 @@ def _counts(
         fingerprint = whole[source.name]
         count = site.known.count(source.name, fingerprint)
         if count is None:
-            count = yield Fact(source, "count")
+            # The site's name too: sites of one front may list sources of one name.
+            shared = (
+                None if fingerprint is not None else f"count|{site.name}|{base.url}|{source.name}"
+            )
+            count = yield Fact(source, "count", shared=shared)
             site.known.counted(source.name, fingerprint, count)
         counts[source.name] = count
     return counts
 
 
-def _robots_counts(site: Site[S], sources: Sequence[S], stable: dict[str, list[Page]]) -> Flow:
+def _robots_counts(
+    site: Site[S], sources: Sequence[S], stable: dict[str, list[Page]], base: BaseURL
+) -> Flow:
     # The counts robots.txt needs, or None (logged) when a source fails to count:
     # crawlers read a failing robots.txt as "disallow everything", which costs far
     # more than a missing index part.
     try:
-        return (yield from _counts(site, sources, {}, stable))
+        return (yield from _counts(site, sources, {}, stable, base))
     except Exception:
         logger.exception("counting the sources for robots.txt failed; listing /sitemap.xml only")
         return None
@@ -389,7 +410,7 @@ def index_parts(site: Site[S], base: BaseURL) -> Flow:
     request scope of its own).
     """
     stable: dict[str, list[Page]] = {}
-    counts = yield from _robots_counts(site, list(site.sources.values()), stable)
+    counts = yield from _robots_counts(site, list(site.sources.values()), stable, base)
     return 1 if counts is None else site.index_parts(counts, base, stable)
 
 
@@ -436,11 +457,17 @@ def _spooled(
 ) -> Flow:
     # Write the document whole before its first byte (its ETag is the digest of its
     # bytes) and remember what it found; None when ``check`` saw that the counts the
-    # plan was made from no longer hold.
-    spool = Spool(ready.coding, text=ready.plan.kind == "text")
-    yield Fill(ready.plan, spool, check)
-    if check is not None and not check.counts_hold:
-        spool.file.close()
+    # plan was made from no longer hold. Concurrent requests for the same document,
+    # made from the same counts, may share one spool: one walk for the crowd.
+    fill = Fill(
+        ready.plan,
+        Spool(ready.coding, ready.plan.kind == "text", check),
+        f"fill|{site.name}|{ready.identity}|{ready.coding}|{sorted(counts.items())}"
+        f"|{check is not None}",
+    )
+    spool: Spool = yield fill
+    if spool.check is not None and not spool.check.counts_hold:
+        spool.release()
         return None
     reply = finish_spooled(ready, spool)
     remember(site, ready, counts, spool)

@@ -27,12 +27,13 @@ from sitemap_core.model.news import News
 from sitemap_core.model.rows import Row, not_under
 from sitemap_core.model.values import lastmod_instant
 from sitemap_core.model.videos import Video
-from sitemap_core.serve.body import Spool
 from sitemap_core.serve.compress import accepts_gzip
 from sitemap_core.serve.document import Ready, finish_spooled
 from sitemap_core.serve.drive_async import (
+    Once,
     Render,
     Share,
+    Sharing,
     chained,
     count_index_parts_async,
     respond_async,
@@ -57,6 +58,7 @@ from sitemap_core.serve.request import (
 from sitemap_core.serve.settings import FLASK_PREFIX, OPTIONS, Settings, SettingsArguments
 from sitemap_core.serve.site import PAGE_NAME, Plan, Site
 from sitemap_core.serve.sites import Hosted, Sites, SiteSpec
+from sitemap_core.serve.spool import Spool
 from sitemap_core.sources.aio import (
     THREAD_BATCHES,
     AsyncSliceable,
@@ -119,6 +121,7 @@ __all__ = [
     "Limits",
     "MemoryCache",
     "News",
+    "Once",
     "PageCache",
     "ParamItem",
     "Params",
@@ -132,6 +135,7 @@ __all__ = [
     "Settings",
     "SettingsArguments",
     "Share",
+    "Sharing",
     "Site",
     "SiteSpec",
     "SitemapError",

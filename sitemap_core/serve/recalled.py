@@ -8,10 +8,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from sitemap_core.memory.recall import Recalled
-from sitemap_core.serve.body import Spool, clamped
+from sitemap_core.serve.body import clamped
 from sitemap_core.serve.document import Ready, document_headers
 from sitemap_core.serve.request import Pending
 from sitemap_core.serve.site import Plan, S, Site
+from sitemap_core.serve.spool import Spool
 from sitemap_core.serve.validators import Validators, digest_etag
 
 __all__ = ["recallable", "recalled_plan", "recalled_ready", "remember", "streams_recalled"]

@@ -144,6 +144,10 @@ class SlowRead:
     received: int = 0
     complete: bool = False
     error: str = ""
+    #: Seconds from connecting to the end of the response's head.
+    waited: float = 0.0
+    #: What it asked.
+    path: str = ""
 
 
 def slow_reader(
@@ -156,7 +160,8 @@ def slow_reader(
         + "\r\n"
     ).encode()
     step = 4096
-    deadline = time.monotonic() + seconds
+    started = time.monotonic()
+    deadline = started + seconds
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=30) as conn:
             # A small receive buffer, so the server really has to wait for this reader.
@@ -169,6 +174,7 @@ def slow_reader(
                     break
                 head += part
             result.status = int(head.split(b" ", 2)[1]) if head else 0
+            result.waited = time.monotonic() - started
             result.received = len(head)
             while time.monotonic() < deadline:
                 part = conn.recv(step)
@@ -213,6 +219,8 @@ class Verified:
     checked: int = 0
     errors: list[str] = field(default_factory=list)
     latencies: list[float] = field(default_factory=list)
+    #: The same latencies, by path asked.
+    by_path: dict[str, list[float]] = field(default_factory=dict)
 
     def percentile(self, share: float) -> float:
         """The latency at ``share`` (0-1) of the sorted answers, in seconds."""
@@ -227,8 +235,9 @@ class Verified:
         return statistics.median(self.latencies) if self.latencies else 0.0
 
 
-#: What a load client asks, and how many ``<url>`` each answer must hold.
-Expectations = dict[str, int]
+#: What a load client asks, and how many ``<url>`` each answer must hold (None: a
+#: page of the app, which must only answer 200).
+Expectations = dict[str, int | None]
 
 
 def verified_clients(
@@ -240,7 +249,8 @@ def verified_clients(
     check: Callable[[str, httpx.Response, bytes], str | None] | None = None,
 ) -> Verified:
     """``clients`` threads fetching the paths of ``expected`` for ``seconds``, each body
-    checked: 200, gunzipped when gzip was sent, well-formed, the expected count."""
+    checked: 200, gunzipped when gzip was sent, well-formed, the expected count (a
+    path expecting None: 200 only)."""
     result = Verified()
     lock = threading.Lock()
     deadline = time.monotonic() + seconds
@@ -266,6 +276,8 @@ def verified_clients(
                         body = gzip.decompress(body)
                     if response.status_code != 200:
                         error = f"{path}: status {response.status_code}"
+                    elif expected[path] is None:
+                        pass
                     elif (found := url_count(body)) != expected[path]:
                         error = f"{path}: {found} elements, expected {expected[path]}"
                     elif check is not None:
@@ -273,7 +285,9 @@ def verified_clients(
                 except Exception as exc:
                     error = f"{path}: {exc!r}"
                 with lock:
-                    result.latencies.append(time.monotonic() - started)
+                    took = time.monotonic() - started
+                    result.latencies.append(took)
+                    result.by_path.setdefault(path, []).append(took)
                     result.checked += 1
                     if error:
                         result.errors.append(error)

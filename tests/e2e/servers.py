@@ -188,8 +188,13 @@ def run_gunicorn(
     pythonpath: list[Path] | None = None,
     ready_path: str = "/robots.txt",
     any_status: bool = False,
+    worker_class: str = "sync",
+    threads: int = 1,
 ) -> Iterator[GunicornServer]:
     """Run ``gunicorn <app>`` from ``chdir`` on 127.0.0.1 until the block ends.
+
+    ``worker_class`` and ``threads`` are gunicorn's own (``gthread`` with ``threads``,
+    or ``uvicorn.workers.UvicornWorker`` for an ASGI app).
 
     The port is picked by the kernel (``--bind 127.0.0.1:0``, read back from gunicorn's
     "Listening at" line), so there is no window in which another process could take
@@ -209,7 +214,9 @@ def run_gunicorn(
         "--workers",
         str(workers),
         "--worker-class",
-        "sync",
+        worker_class,
+        "--threads",
+        str(threads),
         "--timeout",
         "120",
         "--graceful-timeout",

@@ -358,6 +358,50 @@ def test_alternating_hosts_on_the_asgi_middleware_concurrently(
         assert cache.size > 0
 
 
+def test_walks_shared_by_concurrent_requests_never_cross_sites() -> None:
+    """Plain generators (no count, no fingerprint) of one name on two sites: the ASGI
+    middleware shares a walk between concurrent requests for the same thing, and a
+    walk of one site's source is never another site's count or document."""
+    import time
+
+    import anyio
+
+    def walked(host: str, count: int) -> Any:
+        def posts() -> Iterator[str]:
+            for n in range(1, count + 1):
+                time.sleep(0.0005)  # long enough for the requests to overlap
+                yield f"http://{host}/posts/{n}"
+
+        return posts
+
+    app = build(
+        "asgi",
+        {BLOG: {"posts": walked(BLOG, 9)}, SHOP: {"posts": walked(SHOP, 5)}},
+        page_size=4,
+        cache=None,
+    )
+    transport = httpx.ASGITransport(app=app)
+    expected = {BLOG: 3, SHOP: 2}  # children of each index: 9 and 5 posts by 4
+
+    async def main() -> None:
+        async with httpx.AsyncClient(transport=transport) as client:
+
+            async def one(i: int) -> None:
+                host = (BLOG, SHOP)[i % 2]
+                path = ("/sitemap.xml", "/sitemap-posts-1.xml", "/sitemap-posts-2.xml")[i % 3]
+                response = await client.get(f"http://{host}{path}")
+                assert response.status_code == 200, (host, path, response.text)
+                assert_on_host(host, response.text)
+                if path == "/sitemap.xml":
+                    assert response.text.count("<sitemap>") == expected[host], response.text
+
+            async with anyio.create_task_group() as group:
+                for i in range(60):
+                    group.start_soon(one, i)
+
+    anyio.run(main)
+
+
 @pytest.fixture(scope="module")
 def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     from redis_server import redis_server

@@ -14,8 +14,8 @@ import pytest
 from xsd import validate
 
 from sitemap_core import Entry, UrlSource, respond
-from sitemap_core.serve.body import SPOOL_MEMORY
 from sitemap_core.serve.site import Site
+from sitemap_core.serve.spool import SPOOL_MEMORY
 from tests.core.helpers import BASE, locs
 
 SMALL = 5_000

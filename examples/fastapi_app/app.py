@@ -57,7 +57,7 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import asynccontextmanager, closing
+from contextlib import asynccontextmanager, closing, suppress
 from datetime import UTC, datetime, timedelta
 from itertools import islice
 from pathlib import Path
@@ -125,8 +125,9 @@ def stand_in_products(count: int = PRODUCT_COUNT) -> Iterator[tuple[int, str, st
 def build_catalogue(path: Path, products: int = PRODUCT_COUNT) -> None:
     """Fill a new database at ``path`` with ``products`` products; keep an existing one.
 
-    Built under a name of this process's own, then renamed: a reader (another worker
-    starting at the same time) sees either no file or the complete catalogue.
+    Built under a name of this process's own, then linked into place unless another
+    worker's catalogue is there first: a reader (another worker starting at the same
+    time) sees either no file or the complete catalogue, and every worker the same.
     """
     if path.exists():
         # A catalogue made by an older version of this example (or served with another
@@ -156,7 +157,11 @@ def build_catalogue(path: Path, products: int = PRODUCT_COUNT) -> None:
             # Write-ahead logging (kept in the file): readers in every worker never wait
             # for a writer, and each request's version read costs about half as much.
             db.execute("PRAGMA journal_mode=WAL")
-        os.replace(building, path)
+        # The first complete database wins: a worker that finished second reads that
+        # one, so every worker serves the same page facts (their epoch is their
+        # installation's own).
+        with suppress(FileExistsError):
+            os.link(building, path)
     finally:
         building.unlink(missing_ok=True)
 

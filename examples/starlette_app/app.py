@@ -63,7 +63,7 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import asynccontextmanager, closing
+from contextlib import asynccontextmanager, closing, suppress
 from datetime import datetime, timedelta, timezone
 from itertools import islice
 from pathlib import Path
@@ -134,9 +134,10 @@ def stand_in_articles(count: int = ARTICLE_COUNT) -> Iterator[tuple[int, str, st
 def create_database(path: Path, count: int = ARTICLE_COUNT) -> None:
     """Write ``count`` articles and their page facts to ``path`` unless it exists.
 
-    The rows go to a private file that is renamed into place once complete: with
-    ``uvicorn --workers N`` every worker runs this at start-up, and none may open a
-    database that another one is still filling. A database made by an older version
+    The rows go to a private file that is linked into place once complete (unless
+    another worker's is there first): with ``uvicorn --workers N`` every worker runs
+    this at start-up, none may open a database that another one is still filling, and
+    all must serve the same one. A database made by an older version
     of this example (or run with another page size) gets its page facts installed
     (idempotent for the same width; another width counts the pages again).
     """
@@ -165,7 +166,11 @@ def create_database(path: Path, count: int = ARTICLE_COUNT) -> None:
             # Write-ahead logging (kept in the file): readers in every worker never wait
             # for a writer, and each request's version read costs about half as much.
             db.execute("PRAGMA journal_mode=WAL")
-        os.replace(private, path)
+        # The first complete database wins: a worker that finished second reads that
+        # one, so every worker serves the same page facts (their epoch is their
+        # installation's own).
+        with suppress(FileExistsError):
+            os.link(private, path)
     finally:
         private.unlink(missing_ok=True)
 

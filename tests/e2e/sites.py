@@ -207,7 +207,7 @@ STARLETTE_NEWS = ExampleSite(
     name="starlette",
     directory=EXAMPLES_ROOT / "starlette_app",
     server="uvicorn",
-    # Two workers create the database concurrently at start-up: the atomic rename
+    # Two workers create the database concurrently at start-up: the atomic link
     # is exercised, not just described.
     workers=2,
     database_file="articles.db",

@@ -143,7 +143,9 @@ class Extensions(Keyed):
         self.videos = videos
         self.news = news
         self.alternates = alternates
-        others = (*videos, *alternates) if news is None else (*videos, news, *alternates)
+        others: tuple[Video | News | Alternate, ...] = (
+            (*videos, *alternates) if news is None else (*videos, news, *alternates)
+        )
         self.xml = image_xml + "".join([other.to_xml() for other in others])
         self.mask = (
             IMAGE_BIT * bool(images)

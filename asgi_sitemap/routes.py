@@ -56,6 +56,7 @@ from .urls import UrlBuilder
 __all__ = ["SitemapRoutes"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 #: Builds a route's absolute URL from its path parameters.
 BuildUrl = Callable[[Mapping[str, Any]], str]
 
@@ -155,7 +156,7 @@ class SitemapRoutes:
                 continue
             # One item past the most that are digested: more means none (then never
             # tried again, as for a value without a stable encoding).
-            items = await _param_list(spec, runner, FINGERPRINT_ITEMS + 1)
+            items = await _param_items(spec, runner, _digested_items, FINGERPRINT_ITEMS + 1)
             digest = params_fingerprint(items)
             if digest is None:
                 self._unfingerprinted = True
@@ -216,10 +217,8 @@ class SitemapRoutes:
         for spec in self._specs:
             for name, _route in self._routes_of(spec):
                 async for batch in _spec_batches(spec, name, runner, size):
-                    for entry in batch:
-                        if start <= position < stop:
-                            pending.append(entry)
-                        position += 1
+                    pending += batch[max(start - position, 0) : max(stop - position, 0)]
+                    position += len(batch)
                     if len(pending) >= size:
                         yield coerce_batch(pending, self.name)
                         pending = []
@@ -251,12 +250,13 @@ def _named_routes(routes: Iterable[Any], prefix: str = "") -> Iterator[tuple[str
     for route in routes:
         endpoint = getattr(route, "endpoint", None)
         children = getattr(route, "routes", None)
-        if endpoint is None and children is not None:  # a Mount / Host
+        if endpoint is not None:
+            if getattr(route, "name", None):
+                yield prefix + route.name, route
+        elif children is not None:  # a Mount / Host
             name = getattr(route, "name", None)
             yield from _named_routes(children, f"{prefix}{name}:" if name else prefix)
-        elif endpoint is not None and getattr(route, "name", None):
-            yield prefix + route.name, route
-        elif endpoint is None:
+        else:
             yield from _named_routes(_included_routes(route), prefix)
 
 
@@ -294,8 +294,11 @@ def _fields(defaults: Mapping[str, Any]) -> tuple[Any, ...]:
     return sample.lastmod, sample.changefreq, sample.priority
 
 
-async def _param_list(spec: _Spec, runner: Runner, limit: int) -> list[Any]:
-    """The first ``limit`` items of ``spec.params`` (one call), as a list."""
+async def _param_items(
+    spec: _Spec, runner: Runner, use: Callable[[Iterable[Any]], T], limit: int | None = None
+) -> T:
+    """``use`` applied to the items of one call of ``spec.params`` (in the worker thread
+    for a sync callable); an async generator is read to ``limit`` items at most."""
     params = spec.params
     if inspect.isasyncgenfunction(params):
         items: list[Any] = []
@@ -303,33 +306,26 @@ async def _param_list(spec: _Spec, runner: Runner, limit: int) -> list[Any]:
         try:
             async for item in generator:
                 items.append(item)
-                if len(items) >= limit:
+                if len(items) == limit:
                     break
         finally:
             await generator.aclose()
-        return items
+        return use(items)
     if inspect.iscoroutinefunction(params):
-        return list(islice(param_result(await params(), spec.label), limit))
+        return use(param_result(await params(), spec.label))
     if callable(params):
         sync_params = params
-        return await runner.run_sync(
-            lambda: list(islice(param_result(sync_params(), spec.label), limit))
-        )
-    return list(islice(param_result(params, spec.label), limit))
+        return await runner.run_sync(lambda: use(param_result(sync_params(), spec.label)))
+    return use(param_result(params, spec.label))
+
+
+def _digested_items(items: Iterable[Any]) -> list[Any]:
+    # The items _fingerprint digests: one past the most, which tells that there are more.
+    return list(islice(items, FINGERPRINT_ITEMS + 1))
 
 
 async def _count_params(spec: _Spec, runner: Runner) -> int:
-    params = spec.params
-    if params is None:
-        return 1
-    if inspect.isasyncgenfunction(params):
-        return sum([1 async for _ in params()])
-    if inspect.iscoroutinefunction(params):
-        return walk_count(param_result(await params(), spec.label))
-    if callable(params):
-        sync_params = params
-        return await runner.run_sync(lambda: walk_count(param_result(sync_params(), spec.label)))
-    return walk_count(param_result(params, spec.label))
+    return 1 if spec.params is None else await _param_items(spec, runner, walk_count)
 
 
 async def _spec_batches(

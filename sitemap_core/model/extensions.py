@@ -45,28 +45,6 @@ def declarations(mask: int) -> str:
     return "".join(f' xmlns:{prefix}="{uri}"' for bit, prefix, uri in NAMESPACES if mask & bit)
 
 
-def _images(value: Any) -> tuple[Image, ...]:
-    if value is None:
-        return ()
-    # A list or tuple, what nearly everyone passes, skips the ABC check (the costliest
-    # step for an entry with one image).
-    if not (type(value) is list or type(value) is tuple) and (
-        isinstance(value, str | Image) or not isinstance(value, Iterable)
-    ):
-        raise InvalidEntryError("images", value, "must be a list of Image objects or URLs")
-    images: list[Image] = []
-    append = images.append
-    for item in value:
-        if len(images) == MAX_IMAGES_PER_URL:
-            raise InvalidEntryError(
-                "images", value, f"has more than {MAX_IMAGES_PER_URL:,} images; Google's limit"
-            )
-        if type(item) is str or not isinstance(item, Image):
-            item = Image(item)  # a URL, or the error naming image.loc
-        append(item)
-    return tuple(images)
-
-
 def _videos(value: Any) -> tuple[Video, ...]:
     if value is None:
         return ()
@@ -102,17 +80,28 @@ def plain_image_xml(url: object) -> str | None:
         return None
 
 
-def _image_items(value: list[Any] | tuple[Any, ...]) -> tuple[tuple[Image | str, ...], str]:
-    """The images of a list or tuple of at most 1,000, and their XML.
+def _image_items(value: Any) -> tuple[tuple[Image | str, ...], str]:
+    """The images of an entry (None, or an iterable of at most 1,000) and their XML.
 
     An image given as a URL is checked (and normalised) as ``Image(url)`` checks it and
     kept as that URL: its fragment is all a sitemap needs, and the :class:`Image` is
     built only if something reads :attr:`Extensions.images`. The same errors, in the
     same order, as building each ``Image``.
     """
+    if value is None:
+        return (), ""
+    # A list or tuple, what nearly everyone passes, skips the ABC check.
+    if type(value) not in (list, tuple) and (
+        isinstance(value, str | Image) or not isinstance(value, Iterable)
+    ):
+        raise InvalidEntryError("images", value, "must be a list of Image objects or URLs")
     items: list[Image | str] = []
     parts: list[str] = []
     for item in value:
+        if len(items) == MAX_IMAGES_PER_URL:
+            raise InvalidEntryError(
+                "images", value, f"has more than {MAX_IMAGES_PER_URL:,} images; Google's limit"
+            )
         if type(item) is str:
             url = normalise_url(item, "image.loc")
             items.append(url)
@@ -144,7 +133,8 @@ class Extensions(Keyed):
 
     def __init__(
         self,
-        images: tuple[Image, ...],
+        images: tuple[Image | str, ...],
+        image_xml: str,
         videos: tuple[Video, ...],
         news: News | None,
         alternates: tuple[Alternate, ...],
@@ -153,17 +143,15 @@ class Extensions(Keyed):
         self.videos = videos
         self.news = news
         self.alternates = alternates
-        parts = [image.to_xml() for image in images]
-        parts += [video.to_xml() for video in videos]
-        if news is not None:
-            parts.append(news.to_xml())
-        parts += [alternate.to_xml() for alternate in alternates]
-        self.xml = "".join(parts)
+        others: tuple[Video | News | Alternate, ...] = (
+            (*videos, *alternates) if news is None else (*videos, news, *alternates)
+        )
+        self.xml = image_xml + "".join([other.to_xml() for other in others])
         self.mask = (
-            (IMAGE_BIT if images else 0)
-            | (VIDEO_BIT if videos else 0)
-            | (NEWS_BIT if news is not None else 0)
-            | (XHTML_BIT if alternates else 0)
+            IMAGE_BIT * bool(images)
+            | VIDEO_BIT * bool(videos)
+            | NEWS_BIT * (news is not None)
+            | XHTML_BIT * bool(alternates)
         )
 
     @property
@@ -181,17 +169,14 @@ class Extensions(Keyed):
     def of_images(cls, images: Any) -> Extensions | None:
         """``build(loc, images, None, None, None)``: an entry's images alone, the
         commonest extension, by a shorter path (the same result and errors)."""
-        if (type(images) is list or type(images) is tuple) and len(images) <= MAX_IMAGES_PER_URL:
-            if not images:
-                return None
-            extensions = cls.__new__(cls)
-            extensions._images, extensions.xml = _image_items(images)
-            extensions.videos = extensions.alternates = ()
-            extensions.news = None
-            extensions.mask = IMAGE_BIT
-            return extensions
-        found = _images(images)
-        return cls(found, (), None, ()) if found else None
+        found, xml = _image_items(images)
+        if not found:
+            return None
+        extensions = cls.__new__(cls)
+        extensions._images, extensions.xml, extensions.mask = found, xml, IMAGE_BIT
+        extensions.videos = extensions.alternates = ()
+        extensions.news = None
+        return extensions
 
     @classmethod
     def build(
@@ -211,14 +196,14 @@ class Extensions(Keyed):
         """
         if videos is None and news is None and alternates is None:
             return cls.of_images(images)
-        found_images = _images(images)
+        found_images, image_xml = _image_items(images)
         found_videos = _videos(videos)
         if news is not None and not isinstance(news, News):
             raise InvalidEntryError("news", news, "must be a News")
-        found_alternates = _alternates_of(loc, alternates)
-        if not (found_images or found_videos or news is not None or found_alternates):
-            return None
-        return cls(found_images, found_videos, news, found_alternates)
+        extensions = cls(
+            found_images, image_xml, found_videos, news, _alternates_of(loc, alternates)
+        )
+        return extensions if extensions.mask else None
 
     def _key(self) -> tuple[object, ...]:
         return (self.images, self.videos, self.news, self.alternates)

@@ -202,32 +202,34 @@ def check_allowed_hosts(hosts: object, setting: str = "allowed_hosts") -> tuple[
         )
     entries = []
     for entry in hosts:
-        match = _HOST_PATTERN.fullmatch(entry) if isinstance(entry, str) else None
-        port = None if match is None else match.group("port")
-        if match is None or (port is not None and not 1 <= int(port) <= 65535):
+        match = _host_match(entry)
+        if match is None:
             raise ConfigurationError(
                 f"{setting} entry {shorten(entry)} is not a host: use 'example.com',"
                 " 'example.com:8080' (a port from 1 to 65535), '.example.com' for the"
                 " domain and its subdomains (any port), or '*' for any host"
             )
         # Written as request hosts are compared: lower case, no trailing dot of an FQDN.
-        name, colon, rest = entry.lower().rpartition(":") if port else (entry.lower(), "", "")
+        name, colon, rest = (
+            entry.lower().rpartition(":") if match.group("port") else (entry.lower(), "", "")
+        )
         entries.append(f"{name.rstrip('.')}{colon}{rest}")
     return tuple(entries)
+
+
+def _host_match(value: object) -> re.Match[str] | None:
+    # The match of a host of the settings, or None: not a str, not a host, or a port
+    # outside 1 to 65535.
+    match = _HOST_PATTERN.fullmatch(value) if isinstance(value, str) else None
+    port = None if match is None else match.group("port")
+    return None if port is not None and not 1 <= int(port) <= 65535 else match
 
 
 def check_host(value: object, setting: str) -> str:
     """Return ``value`` if it is one host, as a server is named (``example.com``,
     ``example.com:8080``, ``[::1]:5000``), or raise :class:`ConfigurationError` naming
     ``setting``: no scheme, path, wildcard or leading dot."""
-    match = _HOST_PATTERN.fullmatch(value) if isinstance(value, str) else None
-    port = None if match is None else match.group("port")
-    if (
-        match is None
-        or value == "*"
-        or str(value).startswith(".")
-        or (port is not None and not 1 <= int(port) <= 65535)
-    ):
+    if _host_match(value) is None or value == "*" or str(value).startswith("."):
         raise ConfigurationError(
             f"{setting} must be a host such as 'example.com' or 'example.com:8080' (a port"
             f" from 1 to 65535; no scheme or path), got {shorten(value)}"

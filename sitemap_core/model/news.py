@@ -125,7 +125,10 @@ def _normalise_date(value: Any) -> tuple[str, datetime]:
 
 
 def _pieces(value: Any, field: str) -> list[str]:
-    """Split a comma-separated str, or check the items of an iterable of str."""
+    """Split a comma-separated str, or check the items of an iterable of str (none
+    for None)."""
+    if value is None:
+        return []
     if isinstance(value, str):
         # Text holds its own separators; empty pieces ("a, b,") are a harmless slip.
         return [check_xml_text(piece, field) for piece in value.split(",") if piece.strip()]
@@ -141,15 +144,7 @@ def _pieces(value: Any, field: str) -> list[str]:
     return pieces
 
 
-def _normalise_keywords(value: Any) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    return tuple(_pieces(value, "news.keywords"))
-
-
 def _normalise_genres(value: Any) -> tuple[str, ...]:
-    if value is None:
-        return ()
     genres = []
     for piece in _pieces(value, "news.genres"):
         genre = _GENRE_BY_LOWER.get(piece.lower())
@@ -161,8 +156,6 @@ def _normalise_genres(value: Any) -> tuple[str, ...]:
 
 def _normalise_tickers(value: Any) -> tuple[str, ...]:
     field = "news.stock_tickers"
-    if value is None:
-        return ()
     tickers = []
     for piece in _pieces(value, field):
         if not _TICKER.fullmatch(piece):
@@ -269,28 +262,29 @@ class News(_Value):
         lang = _normalise_language(_required(language, "news.language"))
         when, published = _normalise_date(_required(publication_date, "news.publication_date"))
         headline = check_xml_text(_required(title, "news.title"), "news.title")
-        words = _normalise_keywords(keywords)
+        words = tuple(_pieces(keywords, "news.keywords"))
         kinds = _normalise_genres(genres)
         tickers = _normalise_tickers(stock_tickers)
         restricted = _normalise_access(access)
 
+        # After the publication, in the schema's order; an empty text is a field left
+        # out (the required ones never are empty).
+        elements = (
+            ("access", restricted or ""),
+            ("genres", ", ".join(kinds)),
+            ("publication_date", when),
+            ("title", headline),
+            ("keywords", ", ".join(words)),
+            ("stock_tickers", ", ".join(tickers)),
+        )
         parts = [
             "<news:news><news:publication>",
             _element("name", name),
             _element("language", lang),
             "</news:publication>",
+            *[_element(tag, text) for tag, text in elements if text],
+            "</news:news>",
         ]
-        if restricted is not None:
-            parts.append(_element("access", restricted))
-        if kinds:
-            parts.append(_element("genres", ", ".join(kinds)))
-        parts.append(_element("publication_date", when))
-        parts.append(_element("title", headline))
-        if words:
-            parts.append(_element("keywords", ", ".join(words)))
-        if tickers:
-            parts.append(_element("stock_tickers", ", ".join(tickers)))
-        parts.append("</news:news>")
 
         self._freeze(
             publication_name=name,

@@ -69,15 +69,16 @@ def check_params(params: object, view: str) -> None:
     """Refuse ``params`` that could not be read on every crawl."""
     if params is None:
         return
-    if isinstance(params, Iterator | AsyncIterable) and not callable(params):
-        raise ConfigurationError(
-            f"params= of {view} is an iterator, which can be read only once; "
-            "pass a function returning it, or a list"
-        )
-    if not callable(params) and not isinstance(params, Iterable):
-        raise ConfigurationError(
-            f"params= of {view} must be a callable or a list, got {type(params).__name__}"
-        )
+    if not callable(params):
+        if isinstance(params, Iterator | AsyncIterable):
+            raise ConfigurationError(
+                f"params= of {view} is an iterator, which can be read only once; "
+                "pass a function returning it, or a list"
+            )
+        if not isinstance(params, Iterable):
+            raise ConfigurationError(
+                f"params= of {view} must be a callable or a list, got {type(params).__name__}"
+            )
     if isinstance(params, str | bytes | Mapping):
         raise ConfigurationError(f"params= of {view} must be a list of dicts, not one value")
 
@@ -87,8 +88,6 @@ def param_result(result: Any, view: str) -> Iterable[Any]:
 
     A str or bytes is refused too: iterated, it would give one item per character.
     """
-    if type(result) is list or type(result) is tuple:  # the usual answers, no ABC check
-        return result
     if not isinstance(result, Iterable) or isinstance(result, str | bytes):
         raise ConfigurationError(
             f"params of {view} returned {type(result).__name__}, not an iterable"
@@ -102,31 +101,20 @@ NO_FIELDS: Mapping[str, Any] = MappingProxyType({})
 
 def split_param_item(item: Any, view: str) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
     """Return ``(url_values, entry_fields)`` of one param item, validating its shape."""
-    # Plain dicts and pairs of them, the usual items, are recognised by their exact
-    # types: the ABC checks any other mapping needs cost a share of a route's page.
-    kind = type(item)
-    if kind is dict:
-        return item, NO_FIELDS
-    if kind is tuple and len(item) == 2:
-        values, fields = item
-        if type(values) is dict and type(fields) is dict and ENTRY_FIELDS.issuperset(fields):
-            return values, fields
-    return _split_any_item(item, view)
-
-
-def _split_any_item(item: Any, view: str) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
-    # split_param_item for any mapping, or pair of mappings; every error is raised here.
-    values, fields = item if isinstance(item, tuple) and len(item) == 2 else (item, {})
-    if not isinstance(values, Mapping) or not isinstance(fields, Mapping):
+    values, fields = item if isinstance(item, tuple) and len(item) == 2 else (item, NO_FIELDS)
+    # Dicts, the usual items, are known by their exact type: the ABC checks any other
+    # mapping needs cost a share of a route's page.
+    plain = type(values) is dict and (fields is NO_FIELDS or type(fields) is dict)
+    if not plain and not (isinstance(values, Mapping) and isinstance(fields, Mapping)):
         raise InvalidEntryError(
             "params", item, "items must be a dict of URL values or a (values, fields) pair", view
         )
-    unknown = set(fields) - ENTRY_FIELDS
-    if unknown:
+    if not ENTRY_FIELDS.issuperset(fields):
         raise InvalidEntryError(
             "params",
             item,
-            f"unknown entry fields {sorted(unknown)}; use {sorted(ENTRY_FIELDS)}",
+            f"unknown entry fields {sorted(set(fields) - ENTRY_FIELDS)};"
+            f" use {sorted(ENTRY_FIELDS)}",
             view,
         )
     return values, fields
@@ -191,7 +179,7 @@ class Languages:
 
 def _language_values(languages: Iterable[str] | None, view: str) -> tuple[str, ...]:
     # A route's languages= as a tuple: two at least.
-    if languages is None or isinstance(languages, str) or not isinstance(languages, Iterable):
+    if isinstance(languages, str) or not isinstance(languages, Iterable):
         raise ConfigurationError(f"{view}: languages= must be a list of language values")
     values = tuple(languages)
     if len(values) < 2:

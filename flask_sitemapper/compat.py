@@ -80,8 +80,6 @@ PAGE_ARGUMENT = "page"
 # anything else is a 404 before the core is asked.
 _PAGE_VALUE = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}-[1-9][0-9]{0,17}")
 
-_FIELDS = ("lastmod", "changefreq", "priority")
-
 
 # -- reading 1.8's arguments -------------------------------------------------------------
 
@@ -90,14 +88,12 @@ def is_legacy(lastmod: object, changefreq: object, priority: object, url_variabl
     """Whether ``include()`` arguments need 1.8's reading: ``url_variables``, a list or
     a function for a field, an empty text, or a priority given as text. Plain values
     take the package's own path (checked the same way, written the same way)."""
-    if url_variables is not None:
-        return True
-    for name, value in zip(_FIELDS, (lastmod, changefreq, priority), strict=True):
-        if callable(value) or _is_list(value) or value == "":
-            return True
-        if name == "priority" and isinstance(value, str):
-            return True
-    return False
+    values = (lastmod, changefreq, priority)
+    return (
+        url_variables is not None
+        or isinstance(priority, str)
+        or any(callable(value) or _is_list(value) or value == "" for value in values)
+    )
 
 
 def legacy_params(
@@ -401,10 +397,9 @@ def index_reply(
 def _check_child(entry: Entry, origin: str | None, label: str) -> None:
     if origin is not None and not entry.loc.startswith(origin):
         raise not_under(entry.loc, origin, label)
-    extra = "changefreq" if entry.changefreq is not None else None
-    extra = extra or ("priority" if entry.priority is not None else None)
-    extra = extra or ("extensions" if entry.extra is not None else None)
-    if extra is not None:
-        raise InvalidEntryError(
-            extra, entry.loc, "a sitemap index lists only loc and lastmod", label
-        )
+    fields = ("changefreq", entry.changefreq), ("priority", entry.priority)
+    for name, value in (*fields, ("extensions", entry.extra)):
+        if value is not None:
+            raise InvalidEntryError(
+                name, entry.loc, "a sitemap index lists only loc and lastmod", label
+            )

@@ -306,19 +306,15 @@ def routes_newest(
         # params once per page) for a Last-Modified it can do without, as before.
         return None
     items = list(route_entries(app, specs, start, stop))
-    newest: tuple[Any, str] | None = None
     try:
-        for entry in coerce_batch(items, name):  # validated as they are read
-            if entry.lastmod is None:
-                return None
-            instant = lastmod_instant(entry.lastmod)
-            if newest is None or instant > newest[0]:
-                newest = (instant, entry.lastmod)
+        lastmods = [entry.lastmod for entry in coerce_batch(items, name)]  # validated
     except InvalidEntryError:
         # The page itself answers 500 with the error when it is served; the index
         # lists it without a date rather than failing for it.
         return None
-    return None if newest is None else newest[1]
+    if not lastmods or None in lastmods:
+        return None
+    return max(lastmods, key=lastmod_instant)  # type: ignore[arg-type]
 
 
 def _fingerprintable(app: Flask, specs: list[RouteSpec]) -> bool:

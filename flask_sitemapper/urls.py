@@ -300,7 +300,7 @@ class _RuleUrls:
         values (lists expand into several pairs) and a map that sorts its query
         arguments are encoded whole each time."""
         if self._sorted:
-            return self._encoded({name: values[name] for name, _ in query})
+            return self._encoded(values, query)
         text = ""
         for name, memo in query:
             value = values[name]
@@ -308,7 +308,7 @@ class _RuleUrls:
             if kind is str or kind is int:
                 text += memo.get(value) or self._pair(memo, name, value)
             elif value is not None:
-                return self._encoded({name: values[name] for name, _ in query})
+                return self._encoded(values, query)
         return "?" + text[1:] if text else ""
 
     def _pair(self, memo: dict[Any, str], name: str, value: str | int) -> str:
@@ -318,8 +318,8 @@ class _RuleUrls:
             memo[value] = pair
         return pair
 
-    def _encoded(self, query: dict[str, Any]) -> str:
-        text = self._rule._encode_query_vars(query)
+    def _encoded(self, values: Mapping[str, Any], query: _Query) -> str:
+        text = self._rule._encode_query_vars({name: values[name] for name, _ in query})
         return "?" + text if text else ""
 
     def _memo(self, name: str) -> dict[Any, str]:

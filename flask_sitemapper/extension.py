@@ -88,6 +88,7 @@ import threading
 from collections import ChainMap
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any, TypeVar, Unpack
 from weakref import WeakKeyDictionary
 
@@ -116,7 +117,6 @@ from sitemap_core.serve.front import (
     BaseURL,
     ChangeFreq,
     ConfigurationError,
-    Entry,
     Languages,
     LastmodInput,
     PageCache,
@@ -405,17 +405,12 @@ class Sitemapper:
         the sitemap routes of other Sitemappers this way.
         """
         self._check_open()
-        if isinstance(view_func, str):
-            spec = self._spec(
-                view_func, repr(view_func), None, lastmod, changefreq, priority, url_variables
+        if not isinstance(view_func, str) and not callable(view_func):
+            raise ConfigurationError(
+                f"add_endpoint() takes a view function or an endpoint name, got {view_func!r}"
             )
-        else:
-            if not callable(view_func):
-                raise ConfigurationError(
-                    f"add_endpoint() takes a view function or an endpoint name, got {view_func!r}"
-                )
-            label = getattr(view_func, "__qualname__", repr(view_func))
-            spec = self._spec(view_func, label, None, lastmod, changefreq, priority, url_variables)
+        label = getattr(view_func, "__qualname__", repr(view_func))  # a str has none
+        spec = self._spec(view_func, label, None, lastmod, changefreq, priority, url_variables)
         self._add_spec(spec, "pages")
 
     def _spec(
@@ -590,14 +585,18 @@ class Sitemapper:
             state.cache = default_cache(settings.cache)
         return state.cache
 
-    def _route_source(self, app: Flask, name: str, specs: list[RouteSpec]) -> UrlSource:
-        present = []
+    def _present(self, app: Flask, specs: Iterable[RouteSpec]) -> Iterator[RouteSpec]:
+        """The specs routed on ``app``, skipping those routed on another app of this
+        Sitemapper; one routed on no app raises (:meth:`RouteSpec.endpoints`)."""
         for spec in specs:
             if spec.find_endpoints(app):
-                present.append(spec)
+                yield spec
             elif not any(spec.find_endpoints(other) for other in self._apps if other is not app):
                 # Decorated but a route of no app: a mistake to report, not to skip.
                 spec.endpoints(app)
+
+    def _route_source(self, app: Flask, name: str, specs: list[RouteSpec]) -> UrlSource:
+        present = list(self._present(app, specs))
         return UrlSource(
             name,
             lambda: sum(spec.count(app) for spec in present),
@@ -617,13 +616,12 @@ class Sitemapper:
         if policy is None and settings.base_url is not None:
             return settings.base_url
         req: Request = request._get_current_object()  # type: ignore[attr-defined]
-        if policy is not None:
-            return policy.resolve(scheme or req.scheme, req.host, req.script_root)
         scheme = scheme or req.scheme
+        if policy is not None:
+            return policy.resolve(scheme, req.host, req.script_root)
         server_name = app.config.get("SERVER_NAME")
-        if server_name:
-            return BaseURL.from_request(scheme, server_name, req.script_root, ("*",))
-        return BaseURL.from_request(scheme, req.host, req.script_root, settings.allowed_hosts)
+        hosts = ("*",) if server_name else settings.allowed_hosts
+        return BaseURL.from_request(scheme, server_name or req.host, req.script_root, hosts)
 
     def _own_paths(self, app: Flask, state: _AppState) -> dict[str, frozenset[str]]:
         """The app's own rules without variables, by path, with their methods.
@@ -631,15 +629,14 @@ class Sitemapper:
         Read once the app serves (its routes are final then; the package's views run
         only in requests, so that is always the case there).
         """
-        paths = state.own_paths
-        if paths is None:
-            found: dict[str, set[str]] = {}
-            for rule in app.url_map.iter_rules():
-                if rule.endpoint not in state.endpoints and not rule.arguments:
-                    found.setdefault(rule.rule, set()).update(rule.methods or ())
-            paths = {path: frozenset(methods) for path, methods in found.items()}
-            if app._got_first_request:
-                state.own_paths = paths
+        if state.own_paths is not None:
+            return state.own_paths
+        paths: dict[str, frozenset[str]] = {}
+        for rule in app.url_map.iter_rules():
+            if rule.endpoint not in state.endpoints and not rule.arguments:
+                paths[rule.rule] = paths.get(rule.rule, frozenset()).union(rule.methods or ())
+        if app._got_first_request:
+            state.own_paths = paths
         return paths
 
     def _stands_aside(self, app: Flask, state: _AppState) -> bool:
@@ -822,16 +819,11 @@ class Sitemapper:
         self._frozen = True
         specs = [spec for group in self._specs.values() for spec in group]
 
-        def children() -> Iterator[Entry]:
-            for spec in specs:
-                if spec.find_endpoints(app) or not any(
-                    spec.find_endpoints(other) for other in self._apps if other is not app
-                ):
-                    yield from spec.entries(app)
-
-        coding = "gzip" if gzip and accepts_gzip(headers.get("accept-encoding")) else "identity"
+        children = chain.from_iterable(spec.entries(app) for spec in self._present(app, specs))
+        # Without gzip, generate() took Accept-Encoding out of the headers.
+        coding = "gzip" if accepts_gzip(headers.get("accept-encoding")) else "identity"
         return index_reply(
-            children(),
+            children,
             method=request.method,
             identity=f"{base.url}|{request.path}|master",
             request_headers=headers,

@@ -28,7 +28,6 @@ from typing import Any, TypeAlias
 from flask import request
 
 from sitemap_core.serve.front import (
-    ALLOWED_METHODS,
     XML,
     ConfigurationError,
     Entry,
@@ -43,7 +42,6 @@ from sitemap_core.serve.front import (
     UrlSource,
     entry_defaults,
     finish_spooled,
-    method_not_allowed,
     not_found,
     not_under,
 )
@@ -138,7 +136,7 @@ def _split_fields(
         if callable(value):
             per_url[name] = value
         elif _is_list(value):
-            if url_variables is None or (not callable(url_variables) and not url_variables):
+            if not url_variables:  # None or {} (a function is true)
                 raise ConfigurationError(
                     f"{label}: {name}= is a list (one value per URL) but the route has no"
                     " url_variables= to give the URLs"
@@ -247,10 +245,9 @@ def _check_variables(
             raise refuse(f"[{name!r}] must be a list of values, got {type(values).__name__}")
         # Read once: a generator given here would be empty on the next crawl.
         lists[name] = values if isinstance(values, list | tuple | range) else list(values)
-    lengths = {len(values) for values in lists.values()}
-    if len(lengths) > 1:
+    sizes = {name: len(values) for name, values in lists.items()}
+    if len(set(sizes.values())) > 1:
         # 1.8 zipped them, silently dropping the URLs of the longer lists.
-        sizes = {name: len(values) for name, values in lists.items()}
         raise refuse(f"lists differ in length: {sizes}")
     return lists
 
@@ -361,9 +358,7 @@ def index_reply(
     (an index without a child fails the schema). ``origin``: every child must be under
     it (``SITEMAP_SAME_HOST_ONLY``).
     """
-    if method not in ALLOWED_METHODS:
-        return method_not_allowed()
-    head = method == "HEAD"
+    head = method == "HEAD"  # the caller answered any other method but GET with 405
     encoder = IndexEncoder()
     spool = Spool(coding)
     try:

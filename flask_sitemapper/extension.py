@@ -216,6 +216,9 @@ _PAGE_RULES = tuple(
 
 #: The config keys a Sitemapper reads (TRUSTED_HOSTS: the fallback of the host list;
 #: SERVER_NAME: the host of the URLs without SITEMAP_BASE_URL, checked as they are).
+#: The scheme of URLs built from the request's host, per ``Sitemapper(https=...)``.
+_SCHEMES = {None: None, True: "https", False: "http"}
+
 _KEYS = (*(option.key for option in OPTIONS), "TRUSTED_HOSTS", "SERVER_NAME")
 
 _Snapshot = tuple[object, ...]
@@ -281,7 +284,7 @@ class Sitemapper:
         # the apps already serving, so registering then is refused.
         self._frozen = False
         #: The scheme of URLs built from the request's host: None for the request's own.
-        self._scheme = None if https is None else ("https" if https else "http")
+        self._scheme = _SCHEMES[https]
         self.master = master
         if app is not None:
             self.init_app(app)

@@ -183,8 +183,6 @@ def _items(
     """The param items: one per URL, its values and its per-URL fields."""
     rows = _url_rows(label, url_variables)
     fields = _per_url_values(label, per_url, len(rows))
-    if not fields:
-        return list(rows)
     return [_item(label, values, fields, index) for index, values in enumerate(rows)]
 
 

@@ -271,7 +271,7 @@ class Sitemapper:
     def __init__(
         self, app: Flask | None = None, https: bool | None = None, master: bool = False
     ) -> None:
-        if https is not None and not isinstance(https, bool):
+        if not isinstance(https, bool | None):
             raise ConfigurationError(f"https must be True, False or None, got {https!r}")
         if not isinstance(master, bool):
             raise ConfigurationError(f"master must be True or False, got {master!r}")
@@ -820,8 +820,8 @@ class Sitemapper:
         except UntrustedHostError as exc:
             return refuse_host(exc, _is_head())
         self._frozen = True
-        specs = [spec for group in self._specs.values() for spec in group]
 
+        specs = chain.from_iterable(self._specs.values())
         children = chain.from_iterable(spec.entries(app) for spec in self._present(app, specs))
         # Without gzip, generate() took Accept-Encoding out of the headers.
         coding = "gzip" if accepts_gzip(headers.get("accept-encoding")) else "identity"

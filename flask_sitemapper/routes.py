@@ -274,9 +274,7 @@ class RoutesFingerprint:
     def __call__(self, start: int = 0, stop: int | None = None) -> str | None:
         """The fingerprint now (the same for every range of the source)."""
         app = self._app
-        # Not _fingerprintable(): params_digest() checks its own spec's flag, and the
-        # static specs have none.
-        if not app._got_first_request or any(app.url_default_functions.values()):
+        if not _fingerprintable(app, self._specs):
             return None
         if self._fixed is None:
             fixed = repr([spec.fixed_part(app) for spec in self._specs])

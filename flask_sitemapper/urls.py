@@ -363,8 +363,7 @@ def _template(rule: Rule) -> _Template | None:
     converters that answer marks, it gives the rule's text with a mark for each
     variable: the static parts, exactly as Werkzeug writes them. None for a rule with
     a variable in its subdomain or host (url_for builds those URLs)."""
-    defaults = rule.defaults or {}
-    marks = {name: None for name in rule.arguments if name not in defaults}
+    marks = dict.fromkeys(rule.arguments - (rule.defaults or {}).keys())
     domain, path = rule._build.__func__(_Marks(rule), **marks)  # type: ignore[attr-defined]
     if "\0" in domain:
         return None

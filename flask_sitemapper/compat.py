@@ -241,8 +241,7 @@ def _check_variables(
     for name, values in variables.items():
         if not isinstance(name, str) or not _is_iterable(values):
             raise refuse(f"[{name!r}] must be a list of values, got {type(values).__name__}")
-        # Read once: a generator given here would be empty on the next crawl.
-        lists[name] = values if isinstance(values, list | tuple | range) else list(values)
+        lists[name] = list(values)  # read once: a generator would be empty on the next crawl
     sizes = {name: len(values) for name, values in lists.items()}
     if len(set(sizes.values())) > 1:
         # 1.8 zipped them, silently dropping the URLs of the longer lists.

@@ -594,7 +594,7 @@ class Sitemapper:
         for spec in specs:
             if spec.find_endpoints(app):
                 yield spec
-            elif not any(spec.find_endpoints(other) for other in self._apps if other is not app):
+            elif not any(spec.find_endpoints(other) for other in self._apps):  # app: none
                 # Decorated but a route of no app: a mistake to report, not to skip.
                 spec.endpoints(app)
 
@@ -782,8 +782,8 @@ class Sitemapper:
         with app.test_request_context("/", base_url=base):
             response = self.generate(gzip)
             data = response.get_data()
-        headers = [(k, v) for k, v in response.headers.items() if k.lower() != "content-length"]
-        return app.response_class(data, status=response.status_code, headers=headers)
+        response.headers.remove("Content-Length")  # the new response sets its own
+        return app.response_class(data, status=response.status_code, headers=response.headers)
 
     def _routed_reply(
         self, app: Flask, base_url: Callable[[], BaseURL], headers: Mapping[str, str]

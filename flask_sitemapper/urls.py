@@ -210,7 +210,7 @@ class _RuleUrls:
         self._prepare = inject or self._defaults
         # The values the rule takes (its variables and its defaults): the others are
         # appended as the query string.
-        self._consumed = frozenset(rule.arguments) | frozenset(rule.defaults or ())
+        self._consumed = frozenset(rule.arguments)  # Werkzeug counts the defaults in
         # The names of the last values and their query part (see _learn), replaced in
         # one assignment: the values of one source have the same names.
         self._shape: tuple[list[Any], _Query | None] = ([None], None)
@@ -272,8 +272,9 @@ class _RuleUrls:
             query = None
         elif not self._head and not self._learn_head(values):
             return None
-        if self._head:  # a shape without the head would send the next URLs nowhere
-            self._shape = (names, query)
+        # Kept for the next values so named: a query part only once the head is known
+        # (above), and None (url_for) is decided by the names alone.
+        self._shape = (names, query)
         return query
 
     def _learn_head(self, values: Mapping[str, Any]) -> bool:

@@ -28,7 +28,6 @@ from typing import Any, TypeAlias
 from flask import request
 
 from sitemap_core.serve.front import (
-    ALLOWED_METHODS,
     XML,
     ConfigurationError,
     Entry,
@@ -43,7 +42,6 @@ from sitemap_core.serve.front import (
     UrlSource,
     entry_defaults,
     finish_spooled,
-    method_not_allowed,
     not_found,
     not_under,
 )
@@ -80,8 +78,6 @@ PAGE_ARGUMENT = "page"
 # anything else is a 404 before the core is asked.
 _PAGE_VALUE = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}-[1-9][0-9]{0,17}")
 
-_FIELDS = ("lastmod", "changefreq", "priority")
-
 
 # -- reading 1.8's arguments -------------------------------------------------------------
 
@@ -90,14 +86,12 @@ def is_legacy(lastmod: object, changefreq: object, priority: object, url_variabl
     """Whether ``include()`` arguments need 1.8's reading: ``url_variables``, a list or
     a function for a field, an empty text, or a priority given as text. Plain values
     take the package's own path (checked the same way, written the same way)."""
-    if url_variables is not None:
-        return True
-    for name, value in zip(_FIELDS, (lastmod, changefreq, priority), strict=True):
-        if callable(value) or _is_list(value) or value == "":
-            return True
-        if name == "priority" and isinstance(value, str):
-            return True
-    return False
+    values = (lastmod, changefreq, priority)
+    return (
+        url_variables is not None
+        or isinstance(priority, str)
+        or any(callable(value) or _is_list(value) or value == "" for value in values)
+    )
 
 
 def legacy_params(
@@ -142,7 +136,7 @@ def _split_fields(
         if callable(value):
             per_url[name] = value
         elif _is_list(value):
-            if url_variables is None or (not callable(url_variables) and not url_variables):
+            if not url_variables:  # None or {} (a function is true)
                 raise ConfigurationError(
                     f"{label}: {name}= is a list (one value per URL) but the route has no"
                     " url_variables= to give the URLs"
@@ -189,8 +183,6 @@ def _items(
     """The param items: one per URL, its values and its per-URL fields."""
     rows = _url_rows(label, url_variables)
     fields = _per_url_values(label, per_url, len(rows))
-    if not fields:
-        return list(rows)
     return [_item(label, values, fields, index) for index, values in enumerate(rows)]
 
 
@@ -249,12 +241,10 @@ def _check_variables(
     for name, values in variables.items():
         if not isinstance(name, str) or not _is_iterable(values):
             raise refuse(f"[{name!r}] must be a list of values, got {type(values).__name__}")
-        # Read once: a generator given here would be empty on the next crawl.
-        lists[name] = values if isinstance(values, list | tuple | range) else list(values)
-    lengths = {len(values) for values in lists.values()}
-    if len(lengths) > 1:
+        lists[name] = list(values)  # read once: a generator would be empty on the next crawl
+    sizes = {name: len(values) for name, values in lists.items()}
+    if len(set(sizes.values())) > 1:
         # 1.8 zipped them, silently dropping the URLs of the longer lists.
-        sizes = {name: len(values) for name, values in lists.items()}
         raise refuse(f"lists differ in length: {sizes}")
     return lists
 
@@ -365,9 +355,7 @@ def index_reply(
     (an index without a child fails the schema). ``origin``: every child must be under
     it (``SITEMAP_SAME_HOST_ONLY``).
     """
-    if method not in ALLOWED_METHODS:
-        return method_not_allowed()
-    head = method == "HEAD"
+    head = method == "HEAD"  # the caller answered any other method but GET with 405
     encoder = IndexEncoder()
     spool = Spool(coding)
     try:
@@ -401,10 +389,9 @@ def index_reply(
 def _check_child(entry: Entry, origin: str | None, label: str) -> None:
     if origin is not None and not entry.loc.startswith(origin):
         raise not_under(entry.loc, origin, label)
-    extra = "changefreq" if entry.changefreq is not None else None
-    extra = extra or ("priority" if entry.priority is not None else None)
-    extra = extra or ("extensions" if entry.extra is not None else None)
-    if extra is not None:
-        raise InvalidEntryError(
-            extra, entry.loc, "a sitemap index lists only loc and lastmod", label
-        )
+    fields = ("changefreq", entry.changefreq), ("priority", entry.priority)
+    for name, value in (*fields, ("extensions", entry.extra)):
+        if value is not None:
+            raise InvalidEntryError(
+                name, entry.loc, "a sitemap index lists only loc and lastmod", label
+            )

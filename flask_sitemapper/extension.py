@@ -88,6 +88,7 @@ import threading
 from collections import ChainMap
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any, TypeVar, Unpack
 from weakref import WeakKeyDictionary
 
@@ -116,7 +117,6 @@ from sitemap_core.serve.front import (
     BaseURL,
     ChangeFreq,
     ConfigurationError,
-    Entry,
     Languages,
     LastmodInput,
     PageCache,
@@ -216,6 +216,9 @@ _PAGE_RULES = tuple(
 
 #: The config keys a Sitemapper reads (TRUSTED_HOSTS: the fallback of the host list;
 #: SERVER_NAME: the host of the URLs without SITEMAP_BASE_URL, checked as they are).
+#: The scheme of URLs built from the request's host, per ``Sitemapper(https=...)``.
+_SCHEMES = {None: None, True: "https", False: "http"}
+
 _KEYS = (*(option.key for option in OPTIONS), "TRUSTED_HOSTS", "SERVER_NAME")
 
 _Snapshot = tuple[object, ...]
@@ -268,7 +271,7 @@ class Sitemapper:
     def __init__(
         self, app: Flask | None = None, https: bool | None = None, master: bool = False
     ) -> None:
-        if https is not None and not isinstance(https, bool):
+        if not isinstance(https, bool | None):
             raise ConfigurationError(f"https must be True, False or None, got {https!r}")
         if not isinstance(master, bool):
             raise ConfigurationError(f"master must be True or False, got {master!r}")
@@ -281,7 +284,7 @@ class Sitemapper:
         # the apps already serving, so registering then is refused.
         self._frozen = False
         #: The scheme of URLs built from the request's host: None for the request's own.
-        self._scheme = None if https is None else ("https" if https else "http")
+        self._scheme = _SCHEMES[https]
         self.master = master
         if app is not None:
             self.init_app(app)
@@ -405,17 +408,12 @@ class Sitemapper:
         the sitemap routes of other Sitemappers this way.
         """
         self._check_open()
-        if isinstance(view_func, str):
-            spec = self._spec(
-                view_func, repr(view_func), None, lastmod, changefreq, priority, url_variables
+        if not isinstance(view_func, str) and not callable(view_func):
+            raise ConfigurationError(
+                f"add_endpoint() takes a view function or an endpoint name, got {view_func!r}"
             )
-        else:
-            if not callable(view_func):
-                raise ConfigurationError(
-                    f"add_endpoint() takes a view function or an endpoint name, got {view_func!r}"
-                )
-            label = getattr(view_func, "__qualname__", repr(view_func))
-            spec = self._spec(view_func, label, None, lastmod, changefreq, priority, url_variables)
+        label = getattr(view_func, "__qualname__", repr(view_func))  # a str has none
+        spec = self._spec(view_func, label, None, lastmod, changefreq, priority, url_variables)
         self._add_spec(spec, "pages")
 
     def _spec(
@@ -590,14 +588,18 @@ class Sitemapper:
             state.cache = default_cache(settings.cache)
         return state.cache
 
-    def _route_source(self, app: Flask, name: str, specs: list[RouteSpec]) -> UrlSource:
-        present = []
+    def _present(self, app: Flask, specs: Iterable[RouteSpec]) -> Iterator[RouteSpec]:
+        """The specs routed on ``app``, skipping those routed on another app of this
+        Sitemapper; one routed on no app raises (:meth:`RouteSpec.endpoints`)."""
         for spec in specs:
             if spec.find_endpoints(app):
-                present.append(spec)
-            elif not any(spec.find_endpoints(other) for other in self._apps if other is not app):
+                yield spec
+            elif not any(spec.find_endpoints(other) for other in self._apps):  # app: none
                 # Decorated but a route of no app: a mistake to report, not to skip.
                 spec.endpoints(app)
+
+    def _route_source(self, app: Flask, name: str, specs: list[RouteSpec]) -> UrlSource:
+        present = list(self._present(app, specs))
         return UrlSource(
             name,
             lambda: sum(spec.count(app) for spec in present),
@@ -617,13 +619,12 @@ class Sitemapper:
         if policy is None and settings.base_url is not None:
             return settings.base_url
         req: Request = request._get_current_object()  # type: ignore[attr-defined]
-        if policy is not None:
-            return policy.resolve(scheme or req.scheme, req.host, req.script_root)
         scheme = scheme or req.scheme
+        if policy is not None:
+            return policy.resolve(scheme, req.host, req.script_root)
         server_name = app.config.get("SERVER_NAME")
-        if server_name:
-            return BaseURL.from_request(scheme, server_name, req.script_root, ("*",))
-        return BaseURL.from_request(scheme, req.host, req.script_root, settings.allowed_hosts)
+        hosts = ("*",) if server_name else settings.allowed_hosts
+        return BaseURL.from_request(scheme, server_name or req.host, req.script_root, hosts)
 
     def _own_paths(self, app: Flask, state: _AppState) -> dict[str, frozenset[str]]:
         """The app's own rules without variables, by path, with their methods.
@@ -631,15 +632,14 @@ class Sitemapper:
         Read once the app serves (its routes are final then; the package's views run
         only in requests, so that is always the case there).
         """
-        paths = state.own_paths
-        if paths is None:
-            found: dict[str, set[str]] = {}
-            for rule in app.url_map.iter_rules():
-                if rule.endpoint not in state.endpoints and not rule.arguments:
-                    found.setdefault(rule.rule, set()).update(rule.methods or ())
-            paths = {path: frozenset(methods) for path, methods in found.items()}
-            if app._got_first_request:
-                state.own_paths = paths
+        if state.own_paths is not None:
+            return state.own_paths
+        paths: dict[str, frozenset[str]] = {}
+        for rule in app.url_map.iter_rules():
+            if rule.endpoint not in state.endpoints and not rule.arguments:
+                paths[rule.rule] = paths.get(rule.rule, frozenset()).union(rule.methods or ())
+        if app._got_first_request:
+            state.own_paths = paths
         return paths
 
     def _stands_aside(self, app: Flask, state: _AppState) -> bool:
@@ -782,8 +782,8 @@ class Sitemapper:
         with app.test_request_context("/", base_url=base):
             response = self.generate(gzip)
             data = response.get_data()
-        headers = [(k, v) for k, v in response.headers.items() if k.lower() != "content-length"]
-        return app.response_class(data, status=response.status_code, headers=headers)
+        response.headers.remove("Content-Length")  # the new response sets its own
+        return app.response_class(data, status=response.status_code, headers=response.headers)
 
     def _routed_reply(
         self, app: Flask, base_url: Callable[[], BaseURL], headers: Mapping[str, str]
@@ -820,18 +820,13 @@ class Sitemapper:
         except UntrustedHostError as exc:
             return refuse_host(exc, _is_head())
         self._frozen = True
-        specs = [spec for group in self._specs.values() for spec in group]
 
-        def children() -> Iterator[Entry]:
-            for spec in specs:
-                if spec.find_endpoints(app) or not any(
-                    spec.find_endpoints(other) for other in self._apps if other is not app
-                ):
-                    yield from spec.entries(app)
-
-        coding = "gzip" if gzip and accepts_gzip(headers.get("accept-encoding")) else "identity"
+        specs = chain.from_iterable(self._specs.values())
+        children = chain.from_iterable(spec.entries(app) for spec in self._present(app, specs))
+        # Without gzip, generate() took Accept-Encoding out of the headers.
+        coding = "gzip" if accepts_gzip(headers.get("accept-encoding")) else "identity"
         return index_reply(
-            children(),
+            children,
             method=request.method,
             identity=f"{base.url}|{request.path}|master",
             request_headers=headers,

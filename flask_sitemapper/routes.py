@@ -274,9 +274,7 @@ class RoutesFingerprint:
     def __call__(self, start: int = 0, stop: int | None = None) -> str | None:
         """The fingerprint now (the same for every range of the source)."""
         app = self._app
-        # Not _fingerprintable(): params_digest() checks its own spec's flag, and the
-        # static specs have none.
-        if not app._got_first_request or any(app.url_default_functions.values()):
+        if not _fingerprintable(app, self._specs):
             return None
         if self._fixed is None:
             fixed = repr([spec.fixed_part(app) for spec in self._specs])
@@ -306,19 +304,15 @@ def routes_newest(
         # params once per page) for a Last-Modified it can do without, as before.
         return None
     items = list(route_entries(app, specs, start, stop))
-    newest: tuple[Any, str] | None = None
     try:
-        for entry in coerce_batch(items, name):  # validated as they are read
-            if entry.lastmod is None:
-                return None
-            instant = lastmod_instant(entry.lastmod)
-            if newest is None or instant > newest[0]:
-                newest = (instant, entry.lastmod)
+        lastmods = [entry.lastmod for entry in coerce_batch(items, name)]  # validated
     except InvalidEntryError:
         # The page itself answers 500 with the error when it is served; the index
         # lists it without a date rather than failing for it.
         return None
-    return None if newest is None else newest[1]
+    if not lastmods or None in lastmods:
+        return None
+    return max(lastmods, key=lastmod_instant)  # type: ignore[arg-type]
 
 
 def _fingerprintable(app: Flask, specs: list[RouteSpec]) -> bool:

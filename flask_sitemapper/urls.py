@@ -210,7 +210,7 @@ class _RuleUrls:
         self._prepare = inject or self._defaults
         # The values the rule takes (its variables and its defaults): the others are
         # appended as the query string.
-        self._consumed = frozenset(rule.arguments) | frozenset(rule.defaults or ())
+        self._consumed = frozenset(rule.arguments)  # Werkzeug counts the defaults in
         # The names of the last values and their query part (see _learn), replaced in
         # one assignment: the values of one source have the same names.
         self._shape: tuple[list[Any], _Query | None] = ([None], None)
@@ -272,8 +272,9 @@ class _RuleUrls:
             query = None
         elif not self._head and not self._learn_head(values):
             return None
-        if self._head:  # a shape without the head would send the next URLs nowhere
-            self._shape = (names, query)
+        # Kept for the next values so named: a query part only once the head is known
+        # (above), and None (url_for) is decided by the names alone.
+        self._shape = (names, query)
         return query
 
     def _learn_head(self, values: Mapping[str, Any]) -> bool:
@@ -300,7 +301,7 @@ class _RuleUrls:
         values (lists expand into several pairs) and a map that sorts its query
         arguments are encoded whole each time."""
         if self._sorted:
-            return self._encoded({name: values[name] for name, _ in query})
+            return self._encoded(values, query)
         text = ""
         for name, memo in query:
             value = values[name]
@@ -308,7 +309,7 @@ class _RuleUrls:
             if kind is str or kind is int:
                 text += memo.get(value) or self._pair(memo, name, value)
             elif value is not None:
-                return self._encoded({name: values[name] for name, _ in query})
+                return self._encoded(values, query)
         return "?" + text[1:] if text else ""
 
     def _pair(self, memo: dict[Any, str], name: str, value: str | int) -> str:
@@ -318,8 +319,8 @@ class _RuleUrls:
             memo[value] = pair
         return pair
 
-    def _encoded(self, query: dict[str, Any]) -> str:
-        text = self._rule._encode_query_vars(query)
+    def _encoded(self, values: Mapping[str, Any], query: _Query) -> str:
+        text = self._rule._encode_query_vars({name: values[name] for name, _ in query})
         return "?" + text if text else ""
 
     def _memo(self, name: str) -> dict[Any, str]:
@@ -363,8 +364,7 @@ def _template(rule: Rule) -> _Template | None:
     converters that answer marks, it gives the rule's text with a mark for each
     variable: the static parts, exactly as Werkzeug writes them. None for a rule with
     a variable in its subdomain or host (url_for builds those URLs)."""
-    defaults = rule.defaults or {}
-    marks = {name: None for name in rule.arguments if name not in defaults}
+    marks = dict.fromkeys(rule.arguments - (rule.defaults or {}).keys())
     domain, path = rule._build.__func__(_Marks(rule), **marks)  # type: ignore[attr-defined]
     if "\0" in domain:
         return None

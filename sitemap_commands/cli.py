@@ -42,6 +42,7 @@ from sitemap_commands.indexnow import (
 from sitemap_core.errors import ConfigurationError, SitemapError
 from sitemap_core.model.hosts import BaseURL
 from sitemap_core.model.recent import Recent
+from sitemap_core.serve.settings import check_header_value
 
 #: How far each run's window reaches back into the last one's (see :func:`indexnow`).
 OVERLAP = timedelta(minutes=5)
@@ -340,16 +341,48 @@ def add_indexnow_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def build_command(
-    served: Served, out_dir: str, *, gzip: bool = False, jobs: int = 1, out: TextIO | None = None
+    served: Served,
+    out_dir: str,
+    *,
+    gzip: bool = False,
+    jobs: int = 1,
+    cache_control: str | None = None,
+    dry_run: bool = False,
+    out: TextIO | None = None,
 ) -> int:
-    """``sitemap build``: build ``served`` into ``out_dir`` with progress on ``out``;
-    the exit status (1 when the build failed, 130 when interrupted: either way the
-    previous output is left as it was)."""
+    """``sitemap build``: build ``served`` into ``out_dir`` (a folder, or an object
+    store's URL: see :mod:`sitemap_commands.publish`) with progress on ``out``; the
+    exit status (1 when the build failed, 130 when interrupted: either way the previous
+    output is left as it was; 2 for a target or options it cannot take)."""
     from sitemap_commands.build import BuildError, build, choose_progress
+    from sitemap_commands.publish import PartialPublishError, publish, store_url
 
     out = out or sys.stdout
     try:
-        build(served, out_dir, gzip=gzip, jobs=jobs, progress=choose_progress(out))
+        target = store_url(out_dir)
+        if target is None and (cache_control is not None or dry_run):
+            raise BuildError(
+                "--cache-control and --dry-run are for an object store TARGET (s3://,"
+                " gs://, az://); a folder's files get their headers from its server"
+            )
+        if cache_control is not None:
+            cache_control = check_header_value(cache_control, "--cache-control", "no-cache")
+    except (BuildError, ConfigurationError) as exc:
+        served.close()
+        print(f"sitemap build: error: {exc}", file=sys.stderr)
+        return 2
+    progress = choose_progress(out)
+    try:
+        if target is None:
+            build(served, out_dir, gzip=gzip, jobs=jobs, progress=progress)
+        else:
+            publish(
+                served, target, gzip=gzip, jobs=jobs, cache_control=cache_control,
+                dry_run=dry_run, progress=progress, out=out,
+            )  # fmt: skip
+    except PartialPublishError as exc:
+        print(f"sitemap build: error: {exc}", file=sys.stderr)
+        return 1
     except BuildError as exc:
         print(f"sitemap build: error: {exc}; {out_dir} left as it was", file=sys.stderr)
         return 1
@@ -362,11 +395,21 @@ def build_command(
 
 
 def add_build_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``build`` after ``OUT_DIR``."""
+    """The options of ``build`` after ``TARGET``."""
     parser.add_argument("--base-url", help="the site's base URL, if its settings name none")
     parser.add_argument("--gzip", action="store_true", help="also write a .gz twin of each")
     parser.add_argument(
         "--jobs", type=_positive, default=1, help="render the pages in N processes (default 1)"
+    )
+    parser.add_argument(
+        "--cache-control",
+        help="Cache-Control of the objects (object store TARGET; default: the app's"
+        " cache_control setting, SITEMAP_CACHE_CONTROL)",
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="list what would be uploaded and deleted, change nothing (object store TARGET)",
     )
 
 
@@ -393,7 +436,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_indexnow_arguments(submit)
     static = commands.add_parser("build", help="write every sitemap document as static files")
     static.add_argument("app", metavar="APP", help="module:attribute of the app")
-    static.add_argument("out_dir", metavar="OUT_DIR", help="the folder to write (replaced whole)")
+    static.add_argument(
+        "out_dir",
+        metavar="TARGET",
+        help="the folder to write (replaced whole), or an object store URL to publish to"
+        " (s3://bucket/prefix, gs://..., az://...: the `storage` extra)",
+    )
     add_build_arguments(static)
     _add_check_command(commands)
     arguments = parser.parse_args(argv)
@@ -405,8 +453,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         served = find_served(load_app(arguments.app), arguments.base_url)
         if arguments.command == "build":
             return build_command(
-                served, arguments.out_dir, gzip=arguments.gzip, jobs=arguments.jobs
-            )
+                served, arguments.out_dir, gzip=arguments.gzip, jobs=arguments.jobs,
+                cache_control=arguments.cache_control, dry_run=arguments.dry_run,
+            )  # fmt: skip
         return indexnow(
             served,
             arguments.state,

@@ -177,22 +177,39 @@ def indexnow_command(**options: Any) -> None:
 
 
 @sitemap_group.command("build")
-@click.argument("out_dir", type=click.Path(file_okay=False))
+# TARGET: a folder, or an object store URL (s3://, gs://, az://): a plain string, which
+# build_command tells apart (click.Path would take a URL for a path).
+@click.argument("target")
 @click.option("--base-url", default=None, help="The site's base URL, if its settings name none.")
 @click.option("--gzip", is_flag=True, help="Also write a .gz twin of each document.")
 @click.option(
     "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
     help="Render the pages in N processes.",
 )  # fmt: skip
+@click.option(
+    "--cache-control", default=None,
+    help="Cache-Control of the objects (object store TARGET; default: SITEMAP_CACHE_CONTROL).",
+)  # fmt: skip
+@click.option("--dry-run", is_flag=True, help="List what would change (object store TARGET).")
 @with_appcontext
-def build_command_(out_dir: str, base_url: str | None, gzip: bool, jobs: int) -> None:
-    """Write every sitemap document of this app into OUT_DIR, as static files."""
+def build_command_(
+    target: str,
+    base_url: str | None,
+    gzip: bool,
+    jobs: int,
+    cache_control: str | None,
+    dry_run: bool,
+) -> None:
+    """Write every sitemap document of this app into TARGET: a folder, or an object
+    store URL (s3://bucket/prefix, gs://..., az://...) to publish to."""
     try:
         base = None if base_url is None else BaseURL.parse(base_url)
         served = flask_served(current_app._get_current_object(), base)  # type: ignore[attr-defined]
     except (CommandError, ConfigurationError) as exc:
         raise click.ClickException(str(exc)) from None
-    status = build_command(served, out_dir, gzip=gzip, jobs=jobs)
+    status = build_command(
+        served, target, gzip=gzip, jobs=jobs, cache_control=cache_control, dry_run=dry_run
+    )
     if status:
         raise SystemExit(status)
 

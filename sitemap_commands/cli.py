@@ -2,12 +2,13 @@
 
 ``sitemap indexnow APP --state FILE`` submits to IndexNow the URLs changed since the
 last successful submission (see :mod:`sitemap_commands.indexnow`). ``sitemap build
-APP OUT_DIR`` writes every document the app serves as static files (see
-:mod:`sitemap_commands.build`). ``APP`` is ``module:attribute``, as for gunicorn and
-uvicorn: a Flask app with the extension, or any WSGI / ASGI app with the package's
-middleware somewhere in its stack (Starlette's ``Middleware`` list and FastAPI's
-``add_middleware`` included). Flask apps also get the same commands as
-``flask sitemap ...``.
+APP TARGET`` writes every document the app serves as static files (see
+:mod:`sitemap_commands.build`), or publishes them to an object store when ``TARGET``
+is an ``s3://``, ``gs://`` or ``az://`` URL (see :mod:`sitemap_commands.publish`).
+``APP`` is ``module:attribute``, as for gunicorn and uvicorn: a Flask app with the
+extension, or any WSGI / ASGI app with the package's middleware somewhere in its
+stack (Starlette's ``Middleware`` list and FastAPI's ``add_middleware`` included).
+Flask apps also get the same commands as ``flask sitemap ...``.
 
 The commands know no front by name: each front makes itself known through the
 entry-point group :data:`FRONTS_GROUP`, whose entries are :class:`Find` functions

@@ -4,8 +4,8 @@
 where the sitemap of a Flask app with a Sitemapper, or of
 :class:`flask_sitemapper.SitemapMiddleware`, is, and how to ask the app for one of its
 documents. :data:`sitemap_group` is ``flask sitemap``: ``flask sitemap indexnow
---state FILE`` and ``flask sitemap build OUT_DIR`` do what ``sitemap indexnow APP
---state FILE`` and ``sitemap build APP OUT_DIR`` do (see :mod:`sitemap_commands.cli`).
+--state FILE`` and ``flask sitemap build TARGET`` do what ``sitemap indexnow APP
+--state FILE`` and ``sitemap build APP TARGET`` do (see :mod:`sitemap_commands.cli`).
 It is registered in Flask's own plugin group, ``flask.commands``, so the ``flask``
 command has it for every app; on an app without a Sitemapper it says so.
 """

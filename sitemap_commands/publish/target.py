@@ -63,7 +63,7 @@ def store_url(target: str) -> StoreURL | None:
     rest = target[match.end() :]
     if not rest.startswith("/"):
         raise BuildError(f"{target!r} is not a store URL: write {scheme}://bucket/prefix")
-    bucket, _, prefix = rest.lstrip("/").partition("/")
+    bucket, _, prefix = rest[1:].partition("/")
     if not bucket:
         raise BuildError(f"{target!r} names no bucket: write {scheme}://bucket/prefix")
     if importlib.util.find_spec("obstore") is None:

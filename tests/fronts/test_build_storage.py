@@ -33,7 +33,7 @@ from sitemap_commands.publish import PartialPublishError, publish, store_url
 from sitemap_commands.publish.store import Store, open_store
 from sitemap_core.serve.site import DEFAULT_CACHE_CONTROL
 
-from .conftest import FRONTS, standard_sources
+from .conftest import FRONTS, flask_sitemap, standard_sources
 from .test_build import KEY, ROOT, Boom, posts_database, raw_get, sqlite_posts
 
 BUCKET = "sitemaps"
@@ -459,3 +459,20 @@ def test_main_takes_the_options(tmp_path: Path, server: S3Server, s3: Any) -> No
     assert "would upload sitemap-posts-1.xml.gz (new, " in done.stdout.decode()
     assert objects(s3) == {}
     assert main is not None
+
+
+def test_flask_sitemap_build_publishes_too(s3: Any) -> None:
+    app = FRONTS["flask-extension"].build_app(
+        standard_sources("https://example.org"), 10, feed=True
+    )
+    args = ["build", TARGET, "--base-url", "https://example.org", "--gzip"]
+    result = flask_sitemap(app, *args, "--cache-control", "max-age=600")
+    assert result.exit_code == 0, result.output
+    assert "sitemap build: 25 files (25 uploaded, 0 kept, 0 deleted), 38 URLs" in result.output
+    assert objects(s3)["site/sitemap-posts-1.xml"]["CacheControl"] == "max-age=600"
+    assert b"<loc>https://example.org/sitemap-posts-1.xml</loc>" in body(s3, "site/sitemap.xml")
+    again = flask_sitemap(app, *args, "--cache-control", "max-age=600", "--dry-run")
+    assert again.exit_code == 0, again.output
+    assert "(0 to upload, 25 unchanged, 0 to delete)" in again.output
+    refused = flask_sitemap(app, "build", "ftp://host/x")
+    assert refused.exit_code == 2 and "not ftp://" in refused.output

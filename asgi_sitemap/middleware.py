@@ -235,6 +235,7 @@ class SitemapMiddleware:
             lambda base: parts,
             self.site.extra_sitemaps,
             self.site.feed,
+            self.site.sitemaps_url,
         )
         if reply is None:
             await captured.replay(send, head)

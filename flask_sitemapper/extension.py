@@ -861,6 +861,7 @@ class Sitemapper:
             index_parts,
             settings.extra_sitemaps,
             settings.feed,
+            settings.sitemaps_url,
         )
         return response if reply is None else _to_response(app, reply)
 

@@ -136,6 +136,7 @@ class SitemapMiddleware:
             lambda base: count_index_parts(self.site, base),
             self.site.extra_sitemaps,
             self.site.feed,
+            self.site.sitemaps_url,
         )
         if reply is None:
             return captured.replay(read or app_body, start_response, head)

@@ -649,10 +649,12 @@ def _sitemap_documents(served: Served, job: _Job) -> tuple[list[Built], list[tup
     root = _make(job, "/sitemap.xml", job.gzip, missing_ok=True)
     if root is None:
         return [], []
-    kind, children = _sitemap_children(job.folder / root.name, served.base.url)
+    assert served.site is not None
+    where = served.site.sitemaps_base(served.base).url
+    kind, children = _sitemap_children(job.folder / root.name, where)
     if kind != "sitemapindex":
         return [root], [("/sitemap.txt", job.gzip)]
-    parts, more = _further_index_parts(job, served.base.url)
+    parts, more = _further_index_parts(job, where)
     pages = []
     for child in children + more:
         pages.append((child, job.gzip))

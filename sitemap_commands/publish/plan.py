@@ -27,7 +27,8 @@ __all__ = ["PAGES", "Item", "Plan", "items_of", "make_plan"]
 #: The stages of a publication, in order (:attr:`Item.stage`).
 PAGES, INDEX, ROBOTS = 0, 1, 2
 
-_METADATA_DIGEST = "sitemap-digest"
+# Letters only: Azure takes metadata names that are C# identifiers (no "-").
+_METADATA_DIGEST = "sitemapdigest"
 
 
 @dataclass(frozen=True)

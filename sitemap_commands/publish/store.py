@@ -43,6 +43,11 @@ class Store(Protocol):
         ...
 
 
+def _etag(value: str | None) -> str | None:
+    # One spelling of an ETag: Azure quotes it in a put's answer but not in a listing.
+    return None if value is None else value.strip().removeprefix("W/").strip('"')
+
+
 def _short(exc: BaseException) -> str:
     # obstore's messages carry a multi-line debug dump after the first paragraph.
     return str(exc).split("\n\n", 1)[0].strip() or type(exc).__name__
@@ -69,7 +74,7 @@ class _Obstore:
         found: dict[str, str | None] = {}
         try:
             for batch in self._obstore.list(self._store, chunk_size=1000):
-                found.update((meta["path"], meta["e_tag"]) for meta in batch)
+                found.update((meta["path"], _etag(meta["e_tag"])) for meta in batch)
         except Exception as exc:
             raise BuildError(f"cannot list {self.url}: {_short(exc)}") from exc
         return found
@@ -87,8 +92,7 @@ class _Obstore:
             done = self._obstore.put(self._store, key, source, attributes=dict(attributes))
         except Exception as exc:
             raise BuildError(f"cannot upload {self.url}/{key}: {_short(exc)}") from exc
-        etag: str | None = done["e_tag"]
-        return etag
+        return _etag(done["e_tag"])
 
     def delete(self, keys: Sequence[str]) -> None:
         if not keys:

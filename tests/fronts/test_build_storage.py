@@ -132,7 +132,7 @@ def test_every_object_is_what_the_app_serves_live(name: str, s3: Any) -> None:
                 assert head["ContentType"] == answer.headers["content-type"], name
                 assert head["CacheControl"] == DEFAULT_CACHE_CONTROL, name
                 assert "ContentEncoding" not in head, name
-                assert len(head["Metadata"]["sitemap-digest"]) == 64
+                assert len(head["Metadata"]["sitemapdigest"]) == 64
     assert sorted(result.uploaded) == sorted(expected) and result.kept == []
     assert result.urls == 38 and result.deleted == []
 

@@ -356,7 +356,12 @@ def build_command(
     exit status (1 when the build failed, 130 when interrupted: either way the previous
     output is left as it was; 2 for a target or options it cannot take)."""
     from sitemap_commands.build import BuildError, build, choose_progress
-    from sitemap_commands.publish import PartialPublishError, publish, store_url
+    from sitemap_commands.publish import (
+        PartialPublishError,
+        PublishInterrupted,
+        publish,
+        store_url,
+    )
 
     out = out or sys.stdout
     try:
@@ -387,6 +392,9 @@ def build_command(
     except BuildError as exc:
         print(f"sitemap build: error: {exc}; {out_dir} left as it was", file=sys.stderr)
         return 1
+    except PublishInterrupted as exc:
+        print(f"sitemap build: {exc}", file=sys.stderr)
+        return 130
     except KeyboardInterrupt:
         print(f"sitemap build: interrupted; {out_dir} left as it was", file=sys.stderr)
         return 130

@@ -3,10 +3,24 @@
 One concern per module: which kind of target a build was given (:mod:`.target`), the
 store and its four operations (:mod:`.store`, over obstore, the ``storage`` extra),
 the record kept beside the documents (:mod:`.manifest`), what to upload, keep and
-delete in which order (:mod:`.plan`), and the publication itself (:mod:`.publish`).
+delete in which order (:mod:`.plan`), the uploads, stage by stage (:mod:`.upload`),
+and the publication itself (:mod:`.publish`).
 """
 
-from sitemap_commands.publish.publish import PartialPublishError, PublishResult, publish
+from sitemap_commands.publish.publish import (
+    PartialPublishError,
+    PublishInterrupted,
+    PublishResult,
+    publish,
+)
 from sitemap_commands.publish.target import EXTRA, StoreURL, store_url
 
-__all__ = ["EXTRA", "PartialPublishError", "PublishResult", "StoreURL", "publish", "store_url"]
+__all__ = [
+    "EXTRA",
+    "PartialPublishError",
+    "PublishInterrupted",
+    "PublishResult",
+    "StoreURL",
+    "publish",
+    "store_url",
+]

@@ -5,10 +5,11 @@ headers the store is to serve it with, and a digest of both. Against the last bu
 records and the store's listing, :func:`make_plan` sorts the items into those to
 upload (new or changed) and those to keep, and names the keys to delete.
 
-The order is what makes a publication safe for a crawler reading it meanwhile:
-the pages (child sitemaps, text pages, the feed, the key file) first, then the index
-(its further parts, then ``sitemap.xml``), then robots.txt or its lines: an index is
-never published before a page it names. Deletion comes after all of them.
+The order is what makes a publication safe for a crawler reading it meanwhile, in
+stages: the pages (child sitemaps, text pages, the feed, the key file), then the
+index's further parts, then ``sitemap.xml`` (which names them), then robots.txt or
+its lines: an index is never published before a page it names. Deletion comes after
+all of them.
 """
 
 from __future__ import annotations
@@ -22,10 +23,10 @@ from sitemap_commands.build import ROBOTS_LINES, BuildError, BuildResult, Built
 from sitemap_commands.publish.manifest import KEY, Record
 from sitemap_core.serve.document import GZIP_TYPE
 
-__all__ = ["PAGES", "Item", "Plan", "items_of", "make_plan"]
+__all__ = ["PAGES", "PARTS", "ROBOTS", "ROOT", "Item", "Plan", "items_of", "make_plan"]
 
 #: The stages of a publication, in order (:attr:`Item.stage`).
-PAGES, INDEX, ROBOTS = 0, 1, 2
+PAGES, PARTS, ROOT, ROBOTS = 0, 1, 2, 3
 
 # Letters only: Azure takes metadata names that are C# identifiers (no "-").
 _METADATA_DIGEST = "sitemapdigest"
@@ -58,16 +59,14 @@ def _stage(name: str) -> int:
     if name in ("robots.txt", ROBOTS_LINES):
         return ROBOTS
     plain = name.removesuffix(".gz")
-    if plain == "sitemap.xml" or plain.startswith("sitemap-index-"):
-        return INDEX
-    return PAGES
+    if plain == "sitemap.xml":
+        return ROOT
+    return PARTS if plain.startswith("sitemap-index-") else PAGES
 
 
-def _order(item: Item) -> tuple[int, bool, str, bool]:
-    # By stage; within the index, sitemap.xml (and its twin) after the further parts
-    # that it names; a twin just before its document.
-    plain = item.key.removesuffix(".gz")
-    return (item.stage, plain == "sitemap.xml", plain, not item.key.endswith(".gz"))
+def _order(item: Item) -> tuple[int, str, bool]:
+    # By stage; by name within one (a twin just before its document).
+    return (item.stage, item.key.removesuffix(".gz"), not item.key.endswith(".gz"))
 
 
 def _digest(file: Path, attributes: Mapping[str, str]) -> str:

@@ -29,17 +29,22 @@ from sitemap_commands.publish.manifest import KEY, Record, read_records, records
 from sitemap_commands.publish.plan import Plan, items_of, make_plan
 from sitemap_commands.publish.store import Store, open_store
 from sitemap_commands.publish.target import StoreURL
+from sitemap_commands.publish.upload import Uploader
 
 if TYPE_CHECKING:
     from sitemap_commands.cli import Served
 
-__all__ = ["PartialPublishError", "PublishResult", "publish"]
+__all__ = ["PartialPublishError", "PublishInterrupted", "PublishResult", "publish"]
 
 _MANIFEST_ATTRIBUTES = {"Content-Type": "application/json", "Cache-Control": "no-store"}
 
 
 class PartialPublishError(BuildError):
     """The store failed during the uploads: some objects may be new, some old."""
+
+
+class PublishInterrupted(KeyboardInterrupt):
+    """Ctrl-C during the uploads: some objects may be new, some old."""
 
 
 @dataclass
@@ -167,17 +172,14 @@ def _apply(store: Store, plan: Plan, records: dict[str, Record], base: str, out:
     # Upload in the plan's order, delete, then record what the store now holds.
     current = {item.key: records[item.key] for item in plan.keep}
     new = {item.key: Record(None, None) for item in plan.upload if item.key not in records}
-    done = 0
+    uploads = Uploader(store, out)
     try:
         if new:
             # Owned before they exist: a build stopped midway leaves no key that the
             # next one would not know to delete.
             store.write(KEY, records_bytes(base, {**records, **new}), _MANIFEST_ATTRIBUTES)
-        for item in plan.upload:
-            etag = store.write(item.key, item.file, item.attributes)
-            current[item.key] = Record(item.digest, etag)
-            done += 1
-            print(f"uploaded {item.key} ({item.size:,} bytes)", file=out, flush=True)
+        uploads.run(plan.upload)
+        current.update((item.key, Record(item.digest, etag)) for item, etag in uploads.done)
         store.delete(plan.delete)
         for key in plan.delete:
             print(f"deleted {key}", file=out, flush=True)
@@ -185,8 +187,15 @@ def _apply(store: Store, plan: Plan, records: dict[str, Record], base: str, out:
             # Unwritten when nothing changed: an unchanged site leaves the store as it was.
             store.write(KEY, records_bytes(base, current), _MANIFEST_ATTRIBUTES)
     except BuildError as exc:
-        raise PartialPublishError(
-            f"{exc} (after {done} of {len(plan.upload)} uploads; pages go first and the"
-            " index last, so the published index names only pages that exist; the next"
-            " build completes it)"
-        ) from exc
+        raise PartialPublishError(f"{exc} ({_so_far(uploads, plan)})") from exc
+    except KeyboardInterrupt as exc:
+        raise PublishInterrupted(f"interrupted ({_so_far(uploads, plan)})") from exc
+
+
+def _so_far(uploads: Uploader, plan: Plan) -> str:
+    # What a publication stopped midway leaves, for the command's message.
+    return (
+        f"after {len(uploads.done)} of {len(plan.upload)} uploads; pages go first and the"
+        " index last, so the published index names only pages that exist; the next"
+        " build completes the publication"
+    )

@@ -16,6 +16,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import closing
@@ -29,7 +30,7 @@ from s3_server import S3Server, s3_server
 
 from sitemap_commands.build import ROBOTS_LINES, BuildError
 from sitemap_commands.cli import build_command, find_served, main
-from sitemap_commands.publish import PartialPublishError, publish, store_url
+from sitemap_commands.publish import PartialPublishError, PublishInterrupted, publish, store_url
 from sitemap_commands.publish.store import Store, open_store
 from sitemap_core.serve.site import DEFAULT_CACHE_CONTROL
 
@@ -175,12 +176,15 @@ def test_unchanged_objects_are_kept_and_one_change_uploads_its_page_index_and_fe
 
 
 class Recording:
-    """A store that logs each operation, and can fail the n-th upload."""
+    """A store that logs each operation (once done), and can fail the n-th write
+    (counted from 0, the uploads of a stage running at once)."""
 
     def __init__(self, inner: Store, fail_at: int | None = None) -> None:
         self.inner = inner
         self.log: list[tuple[str, str]] = []
         self.fail_at = fail_at
+        self.calls = 0
+        self.lock = threading.Lock()
 
     def listing(self) -> dict[str, str | None]:
         return self.inner.listing()
@@ -189,11 +193,14 @@ class Recording:
         return self.inner.read(key)
 
     def write(self, key: str, source: Path | bytes, attributes: Mapping[str, str]) -> str | None:
-        uploads = sum(1 for op, _ in self.log if op == "write")
-        if self.fail_at is not None and uploads == self.fail_at:
+        with self.lock:
+            number, self.calls = self.calls, self.calls + 1
+        if number == self.fail_at:
             raise BuildError(f"cannot upload {key}: the network went away")
-        self.log.append(("write", key))
-        return self.inner.write(key, source, attributes)
+        etag = self.inner.write(key, source, attributes)
+        with self.lock:
+            self.log.append(("write", key))
+        return etag
 
     def delete(self, keys: Sequence[str]) -> None:
         self.log.extend(("delete", key) for key in keys)
@@ -246,19 +253,23 @@ def test_a_new_page_is_uploaded_before_the_index_that_names_it(s3: Any) -> None:
         publish_to(served, store=store)
         written = [key for op, key in store.log if op == "write"]
         # The manifest owns the new keys before they exist, then page 2 (changed) and
-        # 3 (new), then the index.
-        assert written == [
-            ".sitemap-build.json", "sitemap-posts-2.txt", "sitemap-posts-2.xml",
-            "sitemap-posts-3.txt", "sitemap-posts-3.xml", "sitemap.xml", ".sitemap-build.json",
+        # 3 (new), uploaded together, then the index, then the manifest.
+        assert written[0] == ".sitemap-build.json"
+        assert sorted(written[1:5]) == [
+            "sitemap-posts-2.txt", "sitemap-posts-2.xml", "sitemap-posts-3.txt",
+            "sitemap-posts-3.xml",
         ]  # fmt: skip
+        assert written[5:] == ["sitemap.xml", ".sitemap-build.json"]
         # The store failing during the uploads: the index is still the old one, which
         # names only pages that exist; the command says what happened.
         before = body(s3, "site/sitemap.xml")
         urls.extend(f"http://localhost/posts/{i}" for i in range(25, 35))
         failing = Recording(open_store(target), fail_at=2)
-        with pytest.raises(PartialPublishError, match="after 1 of 5 uploads"):
+        with pytest.raises(PartialPublishError, match=r"after [0-3] of 5 uploads") as caught:
             publish_to(served, store=failing)
+        assert "the network went away" in str(caught.value)
         assert body(s3, "site/sitemap.xml") == before
+        assert "sitemap.xml" not in [key for _, key in failing.log]
         # The next build completes it.
         done = publish_to(served)
         assert "sitemap-posts-4.xml" in done.uploaded and "sitemap.xml" in done.uploaded
@@ -476,3 +487,31 @@ def test_flask_sitemap_build_publishes_too(s3: Any) -> None:
     assert "(0 to upload, 25 unchanged, 0 to delete)" in again.output
     refused = flask_sitemap(app, "build", "ftp://host/x")
     assert refused.exit_code == 2 and "not ftp://" in refused.output
+
+
+def test_ctrl_c_during_the_uploads_says_how_far_it_got(s3: Any) -> None:
+    urls = [f"http://localhost/posts/{i}" for i in range(25)]
+    app = FRONTS["wsgi-middleware"].build_app(
+        {"posts": lambda: urls}, 10, base_url="http://localhost"
+    )
+    target = store_url(TARGET)
+    assert target is not None
+
+    class Interrupted(Recording):
+        def write(
+            self, key: str, source: Path | bytes, attributes: Mapping[str, str]
+        ) -> str | None:
+            if key == "sitemap-posts-2.xml":
+                raise KeyboardInterrupt
+            return super().write(key, source, attributes)
+
+    served = find_served(app)
+    try:
+        store = Interrupted(open_store(target))
+        with pytest.raises(PublishInterrupted, match=r"interrupted \(after [0-5] of 8 uploads"):
+            publish_to(served, store=store)
+    finally:
+        served.close()
+    # The index was never put: the pages that were are there, and nothing names them.
+    assert "sitemap.xml" not in [key for _, key in store.log]
+    assert "site/sitemap.xml" not in objects(s3)

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
+from sitemap_commands.build_robots import RobotsVerdict, blocked_listed_urls
 from sitemap_core.errors import SitemapError
 from sitemap_core.serve.compress import GzipStream
 from sitemap_core.serve.http import TEXT
@@ -146,6 +147,9 @@ class BuildResult:
     out_dir: Path
     documents: list[Built] = field(default_factory=list)
     seconds: float = 0.0
+    #: The app's robots.txt tested against a sample of the URLs listed (None: no
+    #: robots.txt to test).
+    robots: RobotsVerdict | None = None
 
     @property
     def files(self) -> int:
@@ -574,6 +578,7 @@ def build(
         result.documents = _build_into(
             served, job, pool, _Quiet() if progress is None else progress
         )
+        result.robots = _robots_verdict(job, result.documents)
         _write_manifest(folder, base, gzip, result.documents)
         if pool is not None:
             pool.close()
@@ -726,6 +731,24 @@ def _robots_file(served: Served, job: _Job, parts: int) -> tuple[str, bytes, str
         return "robots.txt", data, response.header("etag")
     lines = "".join(f"Sitemap: {url}\n" for url in site.sitemap_urls(served.base, parts))
     return ROBOTS_LINES, lines.encode("utf-8"), None
+
+
+def _robots_verdict(job: _Job, documents: list[Built]) -> RobotsVerdict | None:
+    # The app's robots.txt (as served, its own rules included) against the URLs the
+    # XML pages just written list (a sample of each: see build_robots).
+    response = job.fetch("/robots.txt", {})
+    try:
+        if response.status != 200:
+            return None
+        text = b"".join(response.body).decode("utf-8", "replace")
+    finally:
+        response.close()
+    pages = [
+        (job.folder / doc.name, doc.urls)
+        for doc in documents
+        if doc.urls and doc.name.endswith(".xml")
+    ]
+    return blocked_listed_urls(text, pages)
 
 
 def _write_unless_unchanged(job: _Job, name: str, data: bytes) -> bool:

@@ -24,8 +24,15 @@ documents; and, for URLs with hreflang alternates only, the URL and its alternat
 to check that they link back. ``--xsd DIR`` spools each document to a temporary file
 and validates it with lxml (imported only then) against the official schemas in DIR.
 
-Exit status: 0 clean (warnings allowed), 1 any error, 2 bad usage or the start (the
-file, robots.txt, the first sitemap) unreachable.
+A site read over HTTP is also judged as search engines judge it
+(:mod:`~sitemap_commands.check_audit`): each listed URL against the site's robots.txt,
+and with ``--sample N`` N listed URLs fetched politely, their status, redirects,
+noindex and canonical reported; the entries' future lastmods, stale news and retired
+image / video tags come from :mod:`~sitemap_commands.check_entries`. Every finding
+names the URL it is about.
+
+Exit status: 0 clean (warnings allowed; ``--fail-on warning``: none), 1 any error, 2
+bad usage or the start (the file, robots.txt, the first sitemap) unreachable.
 """
 
 from __future__ import annotations
@@ -46,6 +53,7 @@ from pathlib import Path
 from typing import IO, Any, Final, TextIO
 from urllib.parse import unquote, urlsplit
 
+from sitemap_commands.check_audit import Audit, SampleOptions
 from sitemap_commands.checker_rules import (
     RULES,
     DocumentReader,
@@ -90,6 +98,8 @@ class _Options:
     timeout: float
     base_url: str | None
     http_checks: bool = True
+    #: --sample: how the listed URLs are fetched, or None to fetch none.
+    sample: SampleOptions | None = None
 
 
 # -- reading bytes --------------------------------------------------------------------
@@ -296,6 +306,8 @@ class _Checker:
         self._seen: set[str] = set()
         # The sites the last document read may point to (a file learns its own).
         self._scope_origins: tuple[str, ...] = ()
+        # robots.txt rules and --sample: for a site read over HTTP (a file is not fetched).
+        self._audit: Audit | None = None
 
     def start(self, target: str) -> None:
         """Check everything reachable from ``target`` (raises StartError when it is not)."""
@@ -306,6 +318,8 @@ class _Checker:
             if found is None:
                 raise StartError(f"not an http(s) URL: {target!r}")
             origin, path = found
+            self._audit = Audit(self.report, self._robots_text, self.options.sample)
+            self.memory.listed = self._audit.listed
             if path == "/" or path.endswith("/robots.txt"):
                 self._robots(origin)
             else:
@@ -322,6 +336,20 @@ class _Checker:
                 scope = Scope((found[0],), folder_of(self.options.base_url))
             self._file(file, scope, start=True)
         self.memory.check_hreflang(self.report)
+        if self._audit is not None:
+            self._audit.finish()
+
+    def _robots_text(self, url: str) -> str | None:
+        # A robots.txt the audit asks for (a site a sitemap's URLs are on): its text,
+        # or None when it cannot be read or is not there (nothing disallowed).
+        try:
+            with _open(url, {}, self.options.timeout) as response:
+                if response.status != 200:
+                    return None
+                body: bytes = response.read(MAX_ROBOTS_BYTES)
+        except (OSError, http.client.HTTPException, ValueError):
+            return None
+        return body.decode("utf-8", "replace")
 
     def _robots(self, origin: str) -> None:
         url = origin + "/robots.txt"
@@ -333,6 +361,8 @@ class _Checker:
             raise StartError(f"{url}: {exc}") from None
         if status != 200:
             raise StartError(f"{url}: HTTP {status}")
+        if self._audit is not None:
+            self._audit.know_robots(origin, body.decode("utf-8", "replace"))
         sitemaps = _sitemap_lines(body)
         if not sitemaps:
             self.report.add("robots-sitemap", url, None, "", "no Sitemap: line")
@@ -532,10 +562,12 @@ def check(
     max_findings: int = 100,
     strict: bool = False,
     http_checks: bool = True,
+    sample: SampleOptions | None = None,
     out: TextIO | None = None,
 ) -> Report:
     """Check the site or file ``target``; the report (findings also printed to ``out``).
 
+    ``sample`` fetches listed URLs of a site (see :mod:`sitemap_commands.check_audit`).
     Raises :class:`StartError` when it cannot start (see the module).
     """
     report = Report(per_rule=max_findings, strict=strict)
@@ -543,15 +575,18 @@ def check(
         stream = out
         report.listener = lambda finding: print(finding, file=stream)
     schemas = _Schemas(xsd) if xsd is not None else None
-    options = _Options(timeout=timeout, base_url=base_url, http_checks=http_checks)
+    if sample is not None and "://" not in target:
+        raise StartError("--sample fetches a site's URLs: give the site's URL, not a FILE")
+    options = _Options(timeout=timeout, base_url=base_url, http_checks=http_checks, sample=sample)
     _Checker(report, options, schemas).start(target)
     return report
 
 
 def summary(report: Report) -> str:
     """The last line of the human output."""
+    fetched = f" ({report.sampled:,} fetched)" if report.sampled else ""
     return (
-        f"checked {report.documents:,} document(s), {report.urls:,} URL(s):"
+        f"checked {report.documents:,} document(s), {report.urls:,} URL(s){fetched}:"
         f" {report.errors:,} error(s), {report.warnings:,} warning(s)"
         + (f" ({report.omitted:,} finding(s) not shown)" if report.omitted else "")
     )
@@ -564,11 +599,13 @@ def as_json(report: Report) -> dict[str, object]:
         "totals": {
             "documents": report.documents,
             "urls": report.urls,
+            "sampled": report.sampled,
             "errors": report.errors,
             "warnings": report.warnings,
             "omitted": report.omitted,
             "by_rule": dict(sorted(report.by_rule.items())),
         },
+        "notes": report.notes,
         "ok": report.errors == 0,
     }
 
@@ -630,7 +667,47 @@ def add_check_command(subparsers: argparse._SubParsersAction) -> None:  # type: 
         help="skip the validator, 304, gzip and Vary rules",
     )  # fmt: skip
     parser.add_argument("--rules", action="store_true", help="list the rules and exit")
+    _add_sample_options(parser)
+    parser.add_argument(
+        "--fail-on", choices=("error", "warning"), default="error",
+        help="exit 1 on errors (default), or on warnings too",
+    )  # fmt: skip
     parser.set_defaults(func=run_check)
+
+
+def _add_sample_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--sample", type=_count, metavar="N",
+        help="fetch N listed URLs spread over every sitemap (0 = all) and report status,"
+        " redirects, noindex and other canonicals",
+    )  # fmt: skip
+    parser.add_argument(
+        "--concurrency", type=_positive_int, default=4, metavar="N",
+        help="--sample: requests in flight at most (4)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--rate", type=_positive_float, default=5.0, metavar="R",
+        help="--sample: requests per second to one host at most (5; a Crawl-delay slows it)",
+    )  # fmt: skip
+
+
+def _positive_int(text: str) -> int:
+    value = _count(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"not a whole number >= 1: {text!r}")
+    return value
+
+
+def _sample_options(arguments: argparse.Namespace) -> SampleOptions | None:
+    if arguments.sample is None:
+        return None
+    return SampleOptions(
+        size=arguments.sample,
+        concurrency=arguments.concurrency,
+        rate=arguments.rate,
+        timeout=arguments.timeout,
+        progress=sys.stderr,
+    )
 
 
 def run_check(arguments: argparse.Namespace) -> int:
@@ -651,6 +728,7 @@ def run_check(arguments: argparse.Namespace) -> int:
             max_findings=arguments.max_findings,
             strict=arguments.strict,
             http_checks=not arguments.no_http_checks,
+            sample=_sample_options(arguments),
             out=None if arguments.json else out,
         )
     except StartError as exc:
@@ -660,8 +738,11 @@ def run_check(arguments: argparse.Namespace) -> int:
         json.dump(as_json(report), out, indent=None)
         out.write("\n")
     else:
+        for note in report.notes:
+            print(f"note: {note}", file=out)
         print(summary(report), file=out)
-    return 1 if report.errors else 0
+    failed = report.errors or (arguments.fail_on == "warning" and report.warnings)
+    return 1 if failed else 0
 
 
 def _main() -> int:  # pragma: no cover - ``python -m sitemap_commands.checker``

@@ -21,7 +21,9 @@ from typing import Final, Literal
 from urllib.parse import urlsplit
 from xml.parsers import expat
 
+from sitemap_commands.check_entries import EntryAudit
 from sitemap_core.limits import (
+    MAX_NEWS_URLS,
     MAX_SITEMAP_BYTES,
     MAX_SITEMAPS_PER_INDEX,
     MAX_URL_LENGTH,
@@ -85,6 +87,23 @@ RULES: Final[dict[str, tuple[Severity, str]]] = {
     "hreflang-attributes": ("error", "an xhtml:link alternate lacks rel, hreflang or href"),
     "hreflang-reciprocal": ("error", "A lists B as an alternate but B does not list A"),
     "hreflang-unlisted": ("warning", "an alternate is in no sitemap checked: not verifiable"),
+    # what search engines distrust, read from the documents and robots.txt
+    "robots-blocked": ("error", "robots.txt disallows a listed URL for * or Googlebot"),
+    "lastmod-future": ("warning", "<lastmod> is in the future"),
+    "news-old": ("warning", "a news:publication_date older than two days"),
+    "news-count": ("error", f"more than {MAX_NEWS_URLS:,} news:news in one sitemap"),
+    "image-retired": ("warning", "image:caption, title, geo_location or license (retired 2022)"),
+    "video-retired": (
+        "warning",
+        "video:category, gallery_loc, price, tvshow or player_loc's allow_embed / autoplay"
+        " (retired 2022)",
+    ),
+    # the listed URLs, fetched (--sample)
+    "url-fetch": ("error", "a listed URL could not be fetched (--sample)"),
+    "url-status": ("error", "a listed URL answered 4xx or 5xx (--sample)"),
+    "url-redirect": ("warning", "a listed URL redirects: list its target (--sample)"),
+    "url-noindex": ("error", "a listed URL says noindex (meta robots, X-Robots-Tag; --sample)"),
+    "url-canonical": ("warning", "a listed URL names another canonical URL (--sample)"),
 }
 
 #: Findings keep this much of a value (a <loc> may be 2,048 characters, or garbage).
@@ -198,12 +217,21 @@ class Finding:
     line: int | None
     value: str
     message: str
+    #: The URL the finding is about: a listed URL for an entry's finding, else the
+    #: document (None: the document).
+    url: str | None = None
+
+    @property
+    def about(self) -> str:
+        """The URL (or file) the finding is about."""
+        return self.document if self.url is None else self.url
 
     def as_dict(self) -> dict[str, object]:
         """The finding as the JSON output writes it."""
         return {
             "rule": self.rule,
             "severity": self.severity,
+            "url": self.about,
             "document": self.document,
             "line": self.line,
             "value": self.value,
@@ -213,7 +241,8 @@ class Finding:
     def __str__(self) -> str:
         where = self.document if self.line is None else f"{self.document}:{self.line}"
         shown = f": {self.value!r}" if self.value else ""
-        return f"{where}: {self.severity} [{self.rule}] {self.message}{shown}"
+        url = "" if self.url is None or self.url == self.value else f" ({self.url})"
+        return f"{where}: {self.severity} [{self.rule}] {self.message}{shown}{url}"
 
 
 @dataclass
@@ -233,11 +262,19 @@ class Report:
     omitted: int = 0
     findings: list[Finding] = field(default_factory=list)
     by_rule: dict[str, int] = field(default_factory=dict)
+    #: Listed URLs fetched by ``--sample``.
+    sampled: int = 0
+    #: What the run could not check, and why (a missing optional parser).
+    notes: list[str] = field(default_factory=list)
     #: Called with each finding as it is made (the human output prints as it goes).
     listener: Callable[[Finding], None] | None = None
 
-    def add(self, rule: str, document: str, line: int | None, value: str, message: str) -> None:
-        """Record one finding of ``rule`` (its severity is the rule's, or error if strict)."""
+    def add(
+        self, rule: str, document: str, line: int | None, value: str, message: str,
+        url: str | None = None,
+    ) -> None:  # fmt: skip
+        """Record one finding of ``rule`` (its severity is the rule's, or error if strict);
+        ``url`` is the listed URL it is about, when it is about one."""
         severity: Severity = "error" if self.strict else RULES[rule][0]
         if severity == "error":
             self.errors += 1
@@ -250,7 +287,7 @@ class Report:
             return
         if len(value) > VALUE_CHARS:
             value = value[: VALUE_CHARS - 3] + "..."
-        finding = Finding(rule, severity, document, line, value, message)
+        finding = Finding(rule, severity, document, line, value, message, url)
         self.findings.append(finding)
         if self.listener is not None:
             self.listener(finding)
@@ -279,6 +316,9 @@ class Memory:
     def __init__(self) -> None:
         self.locs = DigestSet()
         self.links: dict[int, _Links] = {}
+        #: Told of each listed URL once checked, with its document and line (the
+        #: robots.txt rules and the sample of ``--sample`` read them here).
+        self.listed: Callable[[str, str, int], None] | None = None
 
     def check_hreflang(self, report: Report) -> None:
         """Report every alternate whose page does not link back (call after the last page)."""
@@ -418,6 +458,9 @@ class DocumentReader:
         self._line = 0
         self._chunks: list[str] = []
         self._over_limit = False
+        # The URL the current entry's findings are about, once its <loc> is read.
+        self._entry_url: str | None = None
+        self._audit = EntryAudit(self._add_audit)
 
     @property
     def origins(self) -> tuple[str, ...]:
@@ -468,7 +511,13 @@ class DocumentReader:
         self._add("xml-well-formed", exc.lineno, "", expat.ErrorString(exc.code))
 
     def _add(self, rule: str, line: int | None, value: str, message: str) -> None:
-        self.report.add(rule, self.name, line, value, message)
+        self.report.add(rule, self.name, line, value, message, self._entry_url)
+
+    def _add_audit(self, rule: str, line: int, value: str, message: str) -> None:
+        # An extension's element comes after <loc> (the protocol's order): its URL is known.
+        loc = self._fields.get("loc")
+        url = loc[0].strip() if loc is not None else None
+        self.report.add(rule, self.name, line, value, message, url)
 
     # -- expat callbacks ----------------------------------------------------------------
 
@@ -478,12 +527,17 @@ class DocumentReader:
             self._root(tag)
         elif depth == 2:
             self._entry_start(tag)
-        elif depth == 3 and self._entry_tag:
-            self._field_start(tag, attributes)
+        elif depth >= 3 and self._entry_tag:
+            if depth == 3:
+                self._field_start(tag, attributes)
+            if not tag.startswith(_NS_PREFIX):
+                self._audit.start(tag, attributes, self._parser.CurrentLineNumber)
 
     def _end(self, tag: str) -> None:
         depth = self._depth
         self._depth = depth - 1
+        if depth >= 3:
+            self._audit.end(tag)
         if depth == 3 and self._collect is not None:
             self._fields[self._collect] = ("".join(self._chunks), self._line)
             self._collect = None
@@ -494,6 +548,8 @@ class DocumentReader:
     def _text(self, data: str) -> None:
         if self._collect is not None:
             self._chunks.append(data)
+        else:
+            self._audit.text(data)
 
     def _root(self, tag: str) -> None:
         line = self._parser.CurrentLineNumber
@@ -566,6 +622,7 @@ class DocumentReader:
             self._add(rule, self._entry_line, str(limit), f"more than {limit:,} entries")
         fields = self._fields
         found = fields.get("loc")
+        self._entry_url = found[0].strip() if found is not None else None
         if found is None:
             self._add("loc-missing", self._entry_line, "", f"<{self._entry_tag}> has no <loc>")
         else:
@@ -581,12 +638,15 @@ class DocumentReader:
             broken = check_lastmod(lastmod[0].strip())
             if broken is not None:
                 self._add(broken, lastmod[1], lastmod[0], RULES[broken][1])
+            else:
+                self._audit.lastmod(lastmod[0], lastmod[1])
         changefreq = fields.get("changefreq")
         if changefreq is not None and changefreq[0].strip() not in CHANGEFREQS:
             self._add("changefreq-value", changefreq[1], changefreq[0], "not a changefreq word")
         priority = fields.get("priority")
         if priority is not None and not check_priority(priority[0].strip()):
             self._add("priority-range", priority[1], priority[0], "not from 0.0 to 1.0")
+        self._entry_url = None
 
     def _remember(self, loc: str, line: int) -> None:
         key = digest(loc)
@@ -595,6 +655,14 @@ class DocumentReader:
         if self._alternates:
             alternates = tuple((href, digest(href)) for href, _ in self._alternates)
             self.memory.links[key] = _Links(loc, self.name, line, alternates)
+        if self.memory.listed is not None and self._on_site(loc):
+            self.memory.listed(loc, self.name, line)
+
+    def _on_site(self, loc: str) -> bool:
+        # Only the site's own URLs go on to robots.txt and --sample: a URL on another
+        # host is a loc-host error already, and no reason to fetch from that host.
+        found = origin_of(loc)
+        return found is not None and found[0] in self._origins
 
     def _check_loc(self, text: str, line: int) -> str | None:
         """The <loc> to remember (stripped), or None when it is not an absolute URL."""

@@ -380,12 +380,12 @@ def build_command(
     progress = choose_progress(out)
     try:
         if target is None:
-            build(served, out_dir, gzip=gzip, jobs=jobs, progress=progress)
+            verdict = build(served, out_dir, gzip=gzip, jobs=jobs, progress=progress).robots
         else:
-            publish(
+            verdict = publish(
                 served, target, gzip=gzip, jobs=jobs, cache_control=cache_control,
                 dry_run=dry_run, progress=progress, out=out,
-            )  # fmt: skip
+            ).robots  # fmt: skip
     except PartialPublishError as exc:
         print(f"sitemap build: error: {exc}", file=sys.stderr)
         return 1
@@ -400,6 +400,9 @@ def build_command(
         return 130
     finally:
         served.close()
+    warning = verdict.warning() if verdict is not None else None
+    if warning is not None:
+        print(f"sitemap build: warning: {warning}", file=sys.stderr)
     return 0
 
 

@@ -9,7 +9,7 @@ Run it from this folder::
 * ``DATABASE_URL=postgresql://user@host:port/db uvicorn app:app`` serves the same
   products from PostgreSQL instead (``pip install
   "dynamic-sitemaps[asgi,postgresql]"``), through SQLAlchemy's asyncio engine: the first
-  worker to start creates and fills the ``products`` table and its change log, under an
+  worker to start creates and fills the ``products`` table and its page facts, under an
   advisory lock, so the others wait for it and find it filled. A plain ``postgresql://``
   (or ``postgres://``) URL is read with psycopg 3 (its asyncio mode;
   ``sitemap_core.sqla_url.engine_url``); a URL naming its driver
@@ -30,14 +30,13 @@ Run it from this folder::
   queries run on the event loop. The products' URLs come
   from ``url_builder("product")``: exactly what ``url_for`` gives, at a fraction of
   its cost per row.
-* A change log (:func:`~sitemap_core.sql.install_change_log`, on PostgreSQL
-  :func:`~sitemap_core.sqla.install_change_log`: triggers recording the id of every
-  inserted, updated or deleted product) versions the table exactly. The
-  count, each page's fingerprint (its ETag) and each page's newest ``updated_at`` (its
-  Last-Modified, and its ``<lastmod>`` in the index) then cost one tiny query per
-  request and are remembered while the table is unchanged: 304s, cached pages and the
-  index never count or scan the products. The log gains a row per change: prune old
-  rows now and then (``DELETE FROM products_changes WHERE id < ...``).
+* Page facts (:func:`~sitemap_core.sql.install_page_facts`, on PostgreSQL
+  :func:`~sitemap_core.sqla.install_page_facts`): triggers keep, for each page of
+  ids, its count, newest ``updated_at``, when it last changed and a version. A page
+  holds the ids of its range and keeps its URLs until they are deleted, so a write
+  changes one page's ETag and one ``<lastmod>`` in the index; the index, a page's
+  validators and a 304 are each one small query that never scans the products, in
+  any worker, cold or warm.
 * Each product lists its photo (``/products/{id}/photo.svg``, drawn on request) as an
   ``<image:image>``; the featured product (id 1) also has a demo video, listed as a
   ``<video:video>`` whose player page is ``/products/1/demo``.
@@ -85,7 +84,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from asgi_sitemap import Entry, SitemapMiddleware, SitemapRoutes, Video, url_builder
 from sitemap_core import sqla
-from sitemap_core.sql import SQLiteSource, install_change_log
+from sitemap_core.sql import SQLiteSource, install_page_facts
 from sitemap_core.sqla_url import engine_url
 
 PRODUCT_COUNT = 75_000
@@ -101,8 +100,11 @@ DATABASE = Path(os.environ.get("FASTAPI_DATABASE") or Path(__file__).with_name("
 DATABASE_URL = os.environ.get("DATABASE_URL", "")
 if DATABASE_URL.startswith("sqlite:///"):
     DATABASE, DATABASE_URL = Path(DATABASE_URL.removeprefix("sqlite:///")), ""
-#: The table the change log triggers write to (see install_change_log).
-CHANGE_LOG = "products_changes"
+#: The table of page facts the triggers keep (see install_page_facts).
+PAGE_FACTS = "products_pages"
+#: URLs per child sitemap: the protocol's 50,000 unless SITEMAP_PAGE_SIZE says less
+#: (smaller pages are quicker to browse at /sitemap.html); a page spans as many ids.
+PAGE_SIZE = int(os.environ.get("SITEMAP_PAGE_SIZE") or 50_000)
 
 
 def stand_in_products(count: int = PRODUCT_COUNT) -> Iterator[tuple[int, str, str, datetime]]:
@@ -127,10 +129,11 @@ def build_catalogue(path: Path, products: int = PRODUCT_COUNT) -> None:
     starting at the same time) sees either no file or the complete catalogue.
     """
     if path.exists():
-        # A catalogue made by an older version of this example gets the change log
-        # (installing it is idempotent): a real app does this once, at deployment time.
+        # A catalogue made by an older version of this example (or served with another
+        # page size) gets its page facts (idempotent for the same width): a real app
+        # does this once, at deployment time.
         with closing(sqlite3.connect(path)) as db:
-            install_change_log(db, "products", "id", CHANGE_LOG)
+            install_products_facts(db)
         return
     building = path.with_name(f".{path.name}.building-{os.getpid()}")
     building.unlink(missing_ok=True)
@@ -147,15 +150,20 @@ def build_catalogue(path: Path, products: int = PRODUCT_COUNT) -> None:
                     " category TEXT NOT NULL, updated_at TEXT NOT NULL)"
                 )
                 db.executemany("INSERT INTO products VALUES (?, ?, ?, ?)", rows)
-            # After the bulk load, so that the log does not record 75,000 inserts: from
-            # now on every change to products is recorded.
-            install_change_log(db, "products", "id", CHANGE_LOG)
+            # After the bulk load (one grouped pass, not a trigger per row): from now
+            # on every write to products keeps its page's facts.
+            install_products_facts(db)
             # Write-ahead logging (kept in the file): readers in every worker never wait
             # for a writer, and each request's version read costs about half as much.
             db.execute("PRAGMA journal_mode=WAL")
         os.replace(building, path)
     finally:
         building.unlink(missing_ok=True)
+
+
+def install_products_facts(db: sqlite3.Connection) -> None:
+    """Install the products' page facts on SQLite: a page per PAGE_SIZE ids."""
+    install_page_facts(db, "products", "id", PAGE_FACTS, lastmod="updated_at", page_width=PAGE_SIZE)
 
 
 def connect() -> sqlite3.Connection:
@@ -190,7 +198,7 @@ products_table = Table(
 
 
 def create_tables(conn: Connection, products: int = PRODUCT_COUNT) -> None:
-    """Create and fill the products table and its change log, unless it exists.
+    """Create and fill the products table and its page facts, unless it exists.
 
     In one transaction (the caller's) under an advisory lock: every uvicorn worker
     runs this at start-up, and the first one fills the table while the others wait
@@ -199,6 +207,8 @@ def create_tables(conn: Connection, products: int = PRODUCT_COUNT) -> None:
     """
     conn.execute(select(func.pg_advisory_xact_lock(SETUP_LOCK)))
     if inspect(conn).has_table("products"):
+        # Idempotent for the same width; an older table or another width gets them now.
+        install_pg_facts(conn)
         return
     metadata.create_all(conn)
     # Batches of 10,000 rows, which SQLAlchemy sends as multi-row INSERTs (1,000 rows
@@ -209,8 +219,15 @@ def create_tables(conn: Connection, products: int = PRODUCT_COUNT) -> None:
         conn.execute(insert(products_table), batch)
     # The ids were given: new products are numbered after them.
     conn.execute(select(func.setval(func.pg_get_serial_sequence("products", "id"), products)))
-    # After the bulk load, as on SQLite: from now on every change to products is recorded.
-    sqla.install_change_log(conn, "products", "id", CHANGE_LOG)
+    # After the bulk load, as on SQLite: from now on every write keeps its page's facts.
+    install_pg_facts(conn)
+
+
+def install_pg_facts(conn: Connection) -> None:
+    """Install the products' page facts on PostgreSQL: a page per PAGE_SIZE ids."""
+    sqla.install_page_facts(
+        conn, "products", "id", PAGE_FACTS, lastmod="updated_at", page_width=PAGE_SIZE
+    )
 
 
 # -- the sitemap -------------------------------------------------------------------------
@@ -246,7 +263,7 @@ def product_entry(row: Sequence[Any]) -> Entry:
 #: The PostgreSQL engine (None on SQLite): the sitemap's and the product pages'.
 engine: AsyncEngine | None = None
 #: The products in id order; ``updated_at`` is each one's lastmod, and its maximum
-#: over a page that page's newest. The change log makes every fact exact and cheap.
+#: over a page that page's newest. The page facts make every fact exact and cheap.
 products: SQLiteSource | sqla.AsyncSQLAlchemySource
 if DATABASE_URL:
     engine = create_async_engine(engine_url(DATABASE_URL, backends={"postgresql"}))
@@ -257,7 +274,7 @@ if DATABASE_URL:
         build=product_entry,
         columns=("id", "updated_at"),
         lastmod="updated_at",
-        change_log=CHANGE_LOG,
+        page_facts=PAGE_FACTS,
     )
 else:
     products = SQLiteSource(
@@ -267,7 +284,7 @@ else:
         product_entry,
         columns=("id", "updated_at"),
         lastmod="updated_at",
-        change_log=CHANGE_LOG,
+        page_facts=PAGE_FACTS,
     )
 
 
@@ -296,9 +313,7 @@ app.add_middleware(
     base_url=os.environ.get("SITEMAP_BASE_URL") or None,
     # A redis:// URL shares rendered pages between workers; unset: per-process cache.
     cache=os.environ.get("SITEMAP_CACHE") or None,
-    # URLs per child sitemap: the protocol's 50,000 unless SITEMAP_PAGE_SIZE says less
-    # (smaller pages are quicker to browse at /sitemap.html).
-    page_size=int(os.environ.get("SITEMAP_PAGE_SIZE") or 50_000),
+    page_size=PAGE_SIZE,
     # The feed of recent changes (/sitemap-recent.atom), and an IndexNow key kept
     # beside the database (made on first start, served at /<key>.txt).
     feed=True,

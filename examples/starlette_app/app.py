@@ -9,7 +9,7 @@ Run it from this folder::
 * ``DATABASE_URL=postgresql://user@host:port/db uvicorn app:app`` serves the same
   articles from PostgreSQL instead (``pip install
   "dynamic-sitemaps[asgi,postgresql]"``), through SQLAlchemy's asyncio engine: the first
-  worker to start creates and fills the ``articles`` table and its change log, under an
+  worker to start creates and fills the ``articles`` table and its page facts, under an
   advisory lock, so the others wait for it and find it filled. A plain ``postgresql://``
   (or ``postgres://``) URL is read with psycopg 3 (its asyncio mode;
   ``sitemap_core.sqla_url.engine_url``); a URL naming its driver
@@ -29,14 +29,13 @@ Run it from this folder::
   validates and writes such rows in one pass, the cheapest way to give entries. The
   URL comes from ``url_builder("article")``: exactly what ``url_for`` gives, at a
   fraction of its cost per row.
-* A change log (:func:`~sitemap_core.sql.install_change_log`, on PostgreSQL
-  :func:`~sitemap_core.sqla.install_change_log`: triggers recording the id of every
-  inserted, updated or deleted article) versions the table exactly. The
-  count, each page's fingerprint (its ETag) and each page's newest ``updated_at`` (its
-  Last-Modified, and its ``<lastmod>`` in the index) then cost one tiny query per
-  request and are remembered while the table is unchanged: 304s, cached pages and the
-  index never count or scan the articles. The log gains a row per change: prune old
-  rows now and then (``DELETE FROM articles_changes WHERE id < ...``).
+* Page facts (:func:`~sitemap_core.sql.install_page_facts`, on PostgreSQL
+  :func:`~sitemap_core.sqla.install_page_facts`): triggers keep, for each page of
+  ids, its count, newest ``updated_at``, when it last changed and a version. A page
+  holds the ids of its range and keeps its URLs until they are deleted, so a write
+  changes one page's ETag and one ``<lastmod>`` in the index; the index, a page's
+  validators and a 304 are each one small query that never scans the articles, in
+  any worker, cold or warm.
 * The newsletter page is published in English, German and Spanish
   (``/en/newsletter``, ``/de/newsletter``, ``/es/newsletter``), declared once with
   ``@routes.include(hreflang="lang", languages=[...], x_default="en")``: each of the
@@ -95,7 +94,7 @@ from starlette.routing import Route
 
 from asgi_sitemap import SitemapMiddleware, SitemapRoutes, url_builder
 from sitemap_core import sqla
-from sitemap_core.sql import SQLiteSource, install_change_log
+from sitemap_core.sql import SQLiteSource, install_page_facts
 from sitemap_core.sqla_url import engine_url
 
 ARTICLE_COUNT = 60_000
@@ -106,8 +105,11 @@ DATABASE = Path(os.environ.get("STARLETTE_DATABASE") or Path(__file__).with_name
 DATABASE_URL = os.environ.get("DATABASE_URL", "")
 if DATABASE_URL.startswith("sqlite:///"):
     DATABASE, DATABASE_URL = Path(DATABASE_URL.removeprefix("sqlite:///")), ""
-#: The table the change log triggers write to (see install_change_log).
-CHANGE_LOG = "articles_changes"
+#: The table of page facts the triggers keep (see install_page_facts).
+PAGE_FACTS = "articles_pages"
+#: URLs per child sitemap: the protocol's 50,000 unless SITEMAP_PAGE_SIZE says less
+#: (smaller pages are quicker to browse at /sitemap.html); a page spans as many ids.
+PAGE_SIZE = int(os.environ.get("SITEMAP_PAGE_SIZE") or 50_000)
 # The newsroom is in UTC+2: lastmod is written with that offset, and the sitemap keeps it.
 NEWSROOM_TIME = timezone(timedelta(hours=2))
 ROBOTS_TXT = "User-agent: *\nDisallow: /admin/\n"
@@ -130,16 +132,17 @@ def stand_in_articles(count: int = ARTICLE_COUNT) -> Iterator[tuple[int, str, st
 
 
 def create_database(path: Path, count: int = ARTICLE_COUNT) -> None:
-    """Write ``count`` articles and their change log to ``path`` unless it exists.
+    """Write ``count`` articles and their page facts to ``path`` unless it exists.
 
     The rows go to a private file that is renamed into place once complete: with
     ``uvicorn --workers N`` every worker runs this at start-up, and none may open a
     database that another one is still filling. A database made by an older version
-    of this example gets the change log added (installing it is idempotent).
+    of this example (or run with another page size) gets its page facts installed
+    (idempotent for the same width; another width counts the pages again).
     """
     if path.exists():
         with closing(sqlite3.connect(path)) as db:
-            install_change_log(db, "articles", "id", CHANGE_LOG)
+            install_articles_facts(db)
         return
     private = path.with_name(f".{path.name}.{os.getpid()}.partial")
     private.unlink(missing_ok=True)  # left over by a crashed run with the same pid
@@ -156,15 +159,20 @@ def create_database(path: Path, count: int = ARTICLE_COUNT) -> None:
                     " topic TEXT NOT NULL, updated_at TEXT NOT NULL)"
                 )
                 db.executemany("INSERT INTO articles VALUES (?, ?, ?, ?)", rows)
-            # After the bulk load, so that it does not log 60,000 inserts: from now on
-            # every change to articles is recorded.
-            install_change_log(db, "articles", "id", CHANGE_LOG)
+            # After the bulk load (one grouped pass, not a trigger per row): from now
+            # on every write to articles keeps its page's facts.
+            install_articles_facts(db)
             # Write-ahead logging (kept in the file): readers in every worker never wait
             # for a writer, and each request's version read costs about half as much.
             db.execute("PRAGMA journal_mode=WAL")
         os.replace(private, path)
     finally:
         private.unlink(missing_ok=True)
+
+
+def install_articles_facts(db: sqlite3.Connection) -> None:
+    """Install the articles' page facts on SQLite: a page per PAGE_SIZE ids."""
+    install_page_facts(db, "articles", "id", PAGE_FACTS, lastmod="updated_at", page_width=PAGE_SIZE)
 
 
 def connect() -> sqlite3.Connection:
@@ -199,7 +207,7 @@ articles_table = Table(
 
 
 def create_tables(conn: Connection, count: int = ARTICLE_COUNT) -> None:
-    """Create and fill the articles table and its change log, unless it exists.
+    """Create and fill the articles table and its page facts, unless it exists.
 
     In one transaction (the caller's) under an advisory lock: every uvicorn worker
     runs this at start-up, and the first one fills the table while the others wait
@@ -208,6 +216,8 @@ def create_tables(conn: Connection, count: int = ARTICLE_COUNT) -> None:
     """
     conn.execute(select(func.pg_advisory_xact_lock(SETUP_LOCK)))
     if inspect(conn).has_table("articles"):
+        # Idempotent for the same width; an older table or another width gets them now.
+        install_pg_facts(conn)
         return
     metadata.create_all(conn)
     # Batches of 10,000 rows, which SQLAlchemy sends as multi-row INSERTs (1,000 rows
@@ -218,8 +228,15 @@ def create_tables(conn: Connection, count: int = ARTICLE_COUNT) -> None:
         conn.execute(insert(articles_table), batch)
     # The ids were given: new articles are numbered after them.
     conn.execute(select(func.setval(func.pg_get_serial_sequence("articles", "id"), count)))
-    # After the bulk load, as on SQLite: from now on every change to articles is recorded.
-    sqla.install_change_log(conn, "articles", "id", CHANGE_LOG)
+    # After the bulk load, as on SQLite: from now on every write keeps its page's facts.
+    install_pg_facts(conn)
+
+
+def install_pg_facts(conn: Connection) -> None:
+    """Install the articles' page facts on PostgreSQL: a page per PAGE_SIZE ids."""
+    sqla.install_page_facts(
+        conn, "articles", "id", PAGE_FACTS, lastmod="updated_at", page_width=PAGE_SIZE
+    )
 
 
 # -- the sitemap -------------------------------------------------------------------------
@@ -242,7 +259,7 @@ def article_row(row: Sequence[Any]) -> tuple[str, Any]:
 #: The PostgreSQL engine (None on SQLite): the sitemap's and the article pages'.
 engine: AsyncEngine | None = None
 #: The articles in id order; ``updated_at`` is each one's lastmod, and its maximum
-#: over a page that page's newest. The change log makes every fact exact and cheap.
+#: over a page that page's newest. The page facts make every fact exact and cheap.
 articles: SQLiteSource | sqla.AsyncSQLAlchemySource
 if DATABASE_URL:
     engine = create_async_engine(engine_url(DATABASE_URL, backends={"postgresql"}))
@@ -253,7 +270,7 @@ if DATABASE_URL:
         build=article_row,
         columns=("id", "updated_at"),
         lastmod="updated_at",
-        change_log=CHANGE_LOG,
+        page_facts=PAGE_FACTS,
     )
 else:
     articles = SQLiteSource(
@@ -263,7 +280,7 @@ else:
         article_row,
         columns=("id", "updated_at"),
         lastmod="updated_at",
-        change_log=CHANGE_LOG,
+        page_facts=PAGE_FACTS,
     )
 
 
@@ -362,9 +379,7 @@ app = Starlette(
             base_url=os.environ.get("SITEMAP_BASE_URL") or None,
             # A redis:// URL shares rendered pages between workers; unset: per-process cache.
             cache=os.environ.get("SITEMAP_CACHE") or None,
-            # URLs per child sitemap: the protocol's 50,000 unless SITEMAP_PAGE_SIZE says less
-            # (smaller pages are quicker to browse at /sitemap.html).
-            page_size=int(os.environ.get("SITEMAP_PAGE_SIZE") or 50_000),
+            page_size=PAGE_SIZE,
             # The feed of recent changes (/sitemap-recent.atom), and an IndexNow key kept
             # beside the database (made on first start, served at /<key>.txt).
             feed=True,

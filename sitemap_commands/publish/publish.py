@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from sitemap_commands.build import BuildError, BuildResult, Built, Progress, build
+from sitemap_commands.build_robots import RobotsVerdict
 from sitemap_commands.publish.manifest import KEY, Record, read_records, records_bytes
 from sitemap_commands.publish.plan import Plan, items_of, make_plan
 from sitemap_commands.publish.store import Store, open_store
@@ -59,6 +60,8 @@ class PublishResult:
     size: int = 0
     seconds: float = 0.0
     dry_run: bool = False
+    #: The app's robots.txt tested against the URLs listed (as for a folder build).
+    robots: RobotsVerdict | None = None
 
     @property
     def files(self) -> int:
@@ -108,7 +111,10 @@ class _Rendering:
         self.inner.advance(built)
 
     def finish(self, result: BuildResult) -> None:
-        done = _Rendered(result.out_dir, result.documents, result.seconds, self.target)
+        done = _Rendered(
+            out_dir=result.out_dir, documents=result.documents, seconds=result.seconds,
+            target=self.target,
+        )  # fmt: skip
         self.inner.finish(done)
 
 
@@ -130,7 +136,8 @@ def publish(
     (its ``cache_control`` setting, ``SITEMAP_CACHE_CONTROL``). ``dry_run`` builds and
     compares, lists what would change on ``out``, and writes nothing to the store.
     Raises :class:`~sitemap_commands.build.BuildError` (the store untouched), or
-    :class:`PartialPublishError` when the store failed during the uploads.
+    :class:`PartialPublishError` when the store failed during the uploads
+    (:class:`PublishInterrupted` for Ctrl-C then).
     """
     out = out or sys.stdout
     began = time.monotonic()
@@ -149,7 +156,7 @@ def publish(
         plan = make_plan(items, records, listing)
         result = PublishResult(
             str(target), [i.key for i in plan.upload], [i.key for i in plan.keep],
-            list(plan.delete), built.urls, built.size, dry_run=dry_run,
+            list(plan.delete), built.urls, built.size, dry_run=dry_run, robots=built.robots,
         )  # fmt: skip
         if dry_run:
             _list(plan, records, out)

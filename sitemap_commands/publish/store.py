@@ -26,7 +26,8 @@ class Store(Protocol):
     """The operations of an object store a build uses; keys are under its prefix."""
 
     def listing(self) -> dict[str, str | None]:
-        """Every key under the prefix, with its ETag (None if the store gives none)."""
+        """Every key under the prefix, with its ETag (unquoted; None if the store
+        gives none)."""
         ...
 
     def read(self, key: str) -> bytes | None:
@@ -35,7 +36,8 @@ class Store(Protocol):
 
     def write(self, key: str, source: Path | bytes, attributes: Mapping[str, str]) -> str | None:
         """Store ``source`` (a file or bytes) at ``key`` in one atomic put, with
-        ``attributes`` (Content-Type, Cache-Control, and user metadata); its ETag."""
+        ``attributes`` (Content-Type, Cache-Control, and user metadata); its ETag,
+        spelt as :meth:`listing` spells it."""
         ...
 
     def delete(self, keys: Sequence[str]) -> None:

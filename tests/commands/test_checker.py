@@ -35,7 +35,16 @@ SITEMAP = "http://www.sitemaps.org/schemas/sitemap/0.9"
 #: Rules shown by a file of tests/data/check (named after the rule) or built by a test.
 FILE_RULES = sorted(p.stem for p in DATA.glob("*.xml") if "." not in p.stem and p.stem != "clean")
 HTTP_RULES = {"http-validators", "http-conditional", "http-gzip", "http-vary", "http-status"}
-BUILT_RULES = {"limit-urls", "limit-bytes", "limit-sitemaps", "robots-sitemap"}
+BUILT_RULES = {"limit-urls", "limit-bytes", "limit-sitemaps", "robots-sitemap", "news-count"}
+#: Rules about the listed URLs of a served site (tests/commands/test_check_audit.py).
+SITE_RULES = {
+    "robots-blocked",
+    "url-fetch",
+    "url-status",
+    "url-redirect",
+    "url-noindex",
+    "url-canonical",
+}
 
 
 def run(*argv: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -58,7 +67,7 @@ def rules_of(report: dict[str, Any]) -> set[str]:
 
 
 def test_every_rule_has_a_broken_document_or_a_test() -> None:
-    covered = set(FILE_RULES) | HTTP_RULES | BUILT_RULES
+    covered = set(FILE_RULES) | HTTP_RULES | BUILT_RULES | SITE_RULES
     assert covered == set(RULES), set(RULES) ^ covered
 
 
@@ -98,6 +107,7 @@ def test_findings_name_the_document_line_rule_and_value(
     assert first == (
         f"{DATA / 'lastmod-zone.xml'}:3: error [lastmod-zone]"
         " <lastmod> has a time but no time zone: '2024-05-01T10:00:00'"
+        " (https://example.com/blog/a)"
     )
 
 
@@ -177,6 +187,27 @@ def test_more_than_50000_sitemaps(tmp_path: Path, capsys: pytest.CaptureFixture[
     path.write_text(f'<sitemapindex xmlns="{SITEMAP}">\n{children}</sitemapindex>\n')
     report = check(str(path), base_url=BASE)
     assert report.by_rule.get("limit-sitemaps") == 1
+
+
+def test_more_than_1000_news_entries(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Fresh articles (so news-old stays silent): only the count is wrong.
+    from datetime import UTC, datetime
+
+    now = datetime.now(UTC).isoformat(timespec="seconds")
+    news = "http://www.google.com/schemas/sitemap-news/0.9"
+    entries = "".join(
+        f"<url><loc>https://example.com/blog/{n}</loc><news:news><news:publication>"
+        "<news:name>Blog</news:name><news:language>en</news:language></news:publication>"
+        f"<news:publication_date>{now}</news:publication_date><news:title>{n}</news:title>"
+        "</news:news></url>\n"
+        for n in range(1_001)
+    )
+    path = tmp_path / "sitemap.xml"
+    path.write_text(f'<urlset xmlns="{SITEMAP}" xmlns:news="{news}">\n{entries}</urlset>\n')
+    status, report = json_run(str(path), "--base-url", BASE, capsys=capsys)
+    assert status == 1 and rules_of(report) == {"news-count"}
+    (finding,) = report["findings"]
+    assert finding["url"] == "https://example.com/blog/1000"
 
 
 # -- over HTTP -------------------------------------------------------------------------
@@ -316,11 +347,13 @@ def test_the_json_output(capsys: pytest.CaptureFixture[str]) -> None:
     assert status == 1
     report = json.loads(out)
     assert out.count("\n") == 1  # one object, one line
-    assert set(report) == {"findings", "totals", "ok"}
+    assert set(report) == {"findings", "totals", "notes", "ok"}
+    assert report["notes"] == []
     assert report["ok"] is False
     assert report["totals"] == {
         "documents": 1,
         "urls": 2,
+        "sampled": 0,
         "errors": 1,
         "warnings": 0,
         "omitted": 0,
@@ -330,6 +363,7 @@ def test_the_json_output(capsys: pytest.CaptureFixture[str]) -> None:
         {
             "rule": "duplicate-loc",
             "severity": "error",
+            "url": "https://example.com/blog/a",
             "document": str(DATA / "duplicate-loc.xml"),
             "line": 4,
             "value": "https://example.com/blog/a",

@@ -27,7 +27,7 @@ from live import serve_live
 
 from sitemap_commands.build import MANIFEST, ROBOTS_LINES, BuildError, Fetched, build
 from sitemap_commands.cli import build_command, find_served
-from sitemap_core.sources.sql.sqlite import SQLiteSource, install_change_log
+from sitemap_core.sources.sql.sqlite import SQLiteSource, install_page_facts
 
 from .conftest import FRONTS, flask_sitemap, standard_sources
 
@@ -99,6 +99,36 @@ def test_a_site_of_one_file_and_an_app_robots_txt(name: str, tmp_path: Path) -> 
     assert written[ROBOTS_LINES] == b"Sitemap: http://localhost/sitemap.xml\n"
     assert written["sitemap.xml"].startswith(b"<?xml") and b"<urlset" in written["sitemap.xml"]
     assert len(written["sitemap.txt"].splitlines()) == 38 == result.urls
+
+
+@pytest.mark.parametrize("name", list(FRONTS))
+def test_a_robots_txt_that_disallows_listed_urls_is_warned_of(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    front = FRONTS[name]
+    own = b"User-agent: *\nDisallow: /admin\n\nUser-agent: Googlebot\nDisallow: /posts/1\n"
+    app = front.build_app(standard_sources(), 10, base_url="http://localhost", app_robots=own)
+    served = find_served(app)
+    try:
+        result = build(served, tmp_path / "out")
+    finally:
+        served.close()
+    assert result.robots is not None and result.robots.tested == 38
+    # /posts/1 and /posts/10 ... /posts/19: prefixes, as Google reads them
+    assert {url for url, _ in result.robots.blocked} == {
+        f"http://localhost/posts/{n}" for n in (1, *range(10, 20))
+    }
+    assert {agent for _, agent in result.robots.blocked} == {"Googlebot"}
+    served = find_served(app)
+    assert build_command(served, str(tmp_path / "again")) == 0
+    err = capsys.readouterr().err
+    assert "sitemap build: warning: robots.txt disallows 11 of 38 listed URLs" in err
+    assert "http://localhost/posts/1 for Googlebot" in err
+    # the rules it is given allow every URL: no warning
+    clean = front.build_app(standard_sources(), base_url="http://localhost")
+    served = find_served(clean)
+    assert build_command(served, str(tmp_path / "clean")) == 0
+    assert "warning" not in capsys.readouterr().err
 
 
 class Boom(RuntimeError):
@@ -174,7 +204,8 @@ def posts_database(path: Path, rows: int) -> None:
                 "INSERT INTO posts VALUES (?, ?)",
                 [(i, (start + timedelta(hours=i)).isoformat()) for i in range(1, rows + 1)],
             )
-        install_change_log(db, "posts", "id", "posts_changes")
+        # Pages of ten ids (the site's page size below) that keep their facts.
+        install_page_facts(db, "posts", "id", "posts_pages", lastmod="updated_at", page_width=10)
 
 
 def sqlite_posts(path: Path) -> SQLiteSource:
@@ -188,7 +219,7 @@ def sqlite_posts(path: Path) -> SQLiteSource:
         row,
         columns=("id", "updated_at"),
         lastmod="updated_at",
-        change_log="posts_changes",
+        page_facts="posts_pages",
         row_factory=None,
     )
 
@@ -199,9 +230,6 @@ def test_after_one_row_changes_only_its_page_the_index_and_the_feed_are_rewritte
 ) -> None:
     database = tmp_path / "posts.db"
     posts_database(database, 50)
-    with closing(sqlite3.connect(database)) as db, db:
-        # The log in use: its first entry moves the low mark of the pages it never saw.
-        db.execute("UPDATE posts SET updated_at = updated_at WHERE id = 1")
     front = FRONTS[name]
     app = front.build_app(
         {"posts": sqlite_posts(database)}, 10, base_url="http://localhost", feed=True
@@ -224,9 +252,8 @@ def test_after_one_row_changes_only_its_page_the_index_and_the_feed_are_rewritte
         after = build(served, out, gzip=True)
     finally:
         served.close()
-    # Only the documents of the changed page's range are rendered again: the others
-    # keep their page fingerprints (the change log's last change in their keys), so
-    # their ETags, and the build gets a 304 for each.
+    # Only the documents of the changed page are rendered again: the others keep their
+    # page facts' versions, so their ETags, and the build gets a 304 for each.
     assert sorted(after.rendered) == [
         "robots.txt", "sitemap-posts-3.txt", "sitemap-posts-3.xml", "sitemap-recent.atom",
         "sitemap.xml",

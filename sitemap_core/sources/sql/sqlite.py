@@ -36,10 +36,11 @@ steps over every row before the page, so the last page of a big table costs more
 the first (in SQLite the skipped rows are not decoded, so the extra cost is modest;
 in client/server databases it is usually larger).
 
-``mode="seek"`` (the default, "keyset" paging) first finds the page's first key with
-``SELECT key ... ORDER BY key LIMIT 1 OFFSET ?``, then reads the rows with
-``WHERE key >= ? ORDER BY key LIMIT ?`` (both in one read snapshot): the row fetch is
-a range search on the key and never walks the skipped rows. The skip itself still
+``mode="seek"`` (the default, "keyset" paging) reads the rows with ``WHERE key >= ?
+ORDER BY key LIMIT ?`` from the page's first key, found by ``SELECT key ... ORDER BY
+key LIMIT 1 OFFSET ?`` (a scalar subquery of the same statement, or remembered per
+version): the row fetch is a range search on the key and never walks the skipped
+rows. The skip itself still
 happens, but only over the key: on a separate index on ``key`` it reads narrow index
 entries instead of rows. When ``key`` is SQLite's ``INTEGER PRIMARY KEY`` (the rowid)
 there is no narrower structure than the table itself, so the skip walks the table's
@@ -48,20 +49,22 @@ decoded); ``benchmarks/bench_big.py`` measures both. A ``where`` filter the key'
 index does not cover makes the skip read rows again.
 
 With ``version_table`` the source also remembers, per version of the table, the
-count, each page's newest ``lastmod`` and (seek) each page's first key. The version
-is read first in every call, in the same snapshot as the facts it guards, so a
-remembered fact is used only while the table is exactly as it was when computed.
-Then the index and later pages skip nothing: the first key of page N+1 is found from
-page N's last key in O(log n) while the index computes page N's ``newest``. This
+count, each page's newest ``lastmod`` and (seek) each page's first key
+(:mod:`sitemap_core.sources.sql.ranks`). The version is read first in every call, in
+the same snapshot as the facts it guards, so a remembered fact is used only while the
+table is exactly as it was when computed. Then the index and later pages skip
+nothing: the statement that reads page N's ``newest`` also finds page N+1's first key,
+one step on from page N's last. After a write, the next index reads each page once. This
 needs the triggers of :func:`install_version_triggers` on every write path, and a
 ``where`` that depends on the rows only (not on ``datetime('now')``, say, which
 changes without a write).
 
-With ``change_log`` (see :func:`install_change_log`) instead, the triggers also record
-the key of every changed row, so after a write the source keeps what it knew of every
-page entirely before the smallest changed key and reads only the pages from there on.
-Appending rows (growing keys) then costs the index one page's ``newest`` and the
-count, not a pass over the table; a write near the start still costs a full pass.
+A ``change_log`` (see :func:`install_change_log`) is read as its counter, the same as a
+``version_table``: a site that installed one for an earlier version of this package
+keeps working. A big table, or one written often, wants ``page_facts`` instead
+(:func:`install_page_facts`): pages that keep their URLs, whose facts the database
+keeps on every write, so that a write changes one page and the index is one small
+query.
 
 Stability of page URLs
 ----------------------
@@ -75,8 +78,9 @@ page boundary, as with any count-based paging; the next crawl sees it right.
 
 Fingerprints
 ------------
-With ``version_table`` (see :func:`install_version_triggers`) the fingerprint is one
-number that triggers bump on every insert, update and delete: exact and O(1).
+With ``version_table`` (see :func:`install_version_triggers`) or ``change_log`` the
+fingerprint is one number that triggers bump on every insert, update and delete:
+exact and O(1).
 Without it the fingerprint is ``(COUNT(*), MAX(key), MAX(lastmod))`` of the whole
 (filtered) set: cheap, but blind to an edit that leaves all three unchanged, i.e. an
 update that moves a ``lastmod`` back (or does not touch it), or a row deleted and
@@ -131,13 +135,15 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, Literal
+from typing import Any
 
 from sitemap_core.errors import ConfigurationError
-from sitemap_core.sources.base import WHOLE, Item
+from sitemap_core.sources.base import Item
 from sitemap_core.sources.pages import Page
 from sitemap_core.sources.sql.names import IDENTIFIER, quoted
+from sitemap_core.sources.sql.ranks import Plan, Version
 from sitemap_core.sources.sql.sqlite_pages import PageFacts, install_page_facts, unique_besides
+from sitemap_core.sources.sql.sqlite_ranks import Mode, SQLiteStatements, run
 
 __all__ = [
     "IDENTIFIER",
@@ -146,8 +152,6 @@ __all__ = [
     "install_page_facts",
     "install_version_triggers",
 ]
-
-Mode = Literal["offset", "seek"]
 
 
 def install_version_triggers(conn: sqlite3.Connection, table: str, version_table: str) -> None:
@@ -183,20 +187,17 @@ def install_change_log(conn: sqlite3.Connection, table: str, key: str, log_table
     Each insert, update and delete of ``table`` appends the row's ``key`` (old and new
     for an update) to ``log_table`` (``id INTEGER PRIMARY KEY AUTOINCREMENT, key``).
     The largest id ever given is the table's version, an exact O(1) fingerprint like
-    :func:`install_version_triggers`'; in addition, :class:`SQLiteSource`
-    (``change_log=``) reads which keys changed since the version it remembered, and
-    keeps what it knew of every page entirely before the smallest of them. For a table
-    that grows at the end (an autoincrement id), the first index after a write then
-    reads the last page again, not the whole table. Idempotent. Commits.
+    :func:`install_version_triggers`', which :class:`SQLiteSource` (``change_log=``)
+    reads; the log's rows are for the site's own use (earlier versions of this package
+    read them too). Idempotent. Commits. New sites install
+    :func:`install_version_triggers`, or for a big table :func:`install_page_facts`.
 
     Refused (:class:`ConfigurationError`) for a table with a unique index on other
     columns than ``key``: a REPLACE that clashes there deletes a row without firing a
-    DELETE trigger. Only numeric keys let a source keep facts across a change (text
-    keys sort by their column's collation, which SQLite alone knows); with text keys
-    the log still versions the table exactly.
+    DELETE trigger.
 
     The log grows by a row per change. Prune it now and then (``DELETE FROM log WHERE
-    id < ...``); a source that remembered a pruned version just recomputes everything.
+    id < ...``): the counter stays where it was.
     """
     source, log = quoted("table", table), quoted("log_table", log_table)
     column = quoted("key", key)
@@ -228,17 +229,13 @@ def install_change_log(conn: sqlite3.Connection, table: str, key: str, log_table
         )
     conn.execute(f"CREATE TABLE IF NOT EXISTS {log} (id INTEGER PRIMARY KEY AUTOINCREMENT, key)")
     # The log's counter row, which SQLite would add only at the first change logged:
-    # with it, the version is one lookup from the start (SQLiteSource._read_version
+    # with it, the version is one lookup from the start (SQLiteStatements.version_plan
     # looks for the log table too while there is none).
     conn.execute(
         "INSERT INTO sqlite_sequence (name, seq) SELECT ?, 0 WHERE NOT EXISTS"
         " (SELECT 1 FROM sqlite_sequence WHERE name = ? COLLATE NOCASE)",
         (log_table, log_table),
     )
-    # A page's fingerprint is the last change logged in its range of keys: one index
-    # range read (see SQLiteSource.fingerprint).
-    index = quoted("index", f"{log_table}_key")
-    conn.execute(f"CREATE INDEX IF NOT EXISTS {index} ON {log} (key, id)")
     rows = {"INSERT": ("NEW",), "UPDATE": ("OLD", "NEW"), "DELETE": ("OLD",)}
     for event, images in rows.items():
         trigger = quoted("trigger", f"{prefix}_{event.lower()}")
@@ -313,89 +310,22 @@ class SQLiteSource:
         self._row_factory = row_factory
         self.mode: Mode = mode
         self._params = tuple(where_params)
-        t, k = quoted("table", table), quoted("key", key)
-        selected = ", ".join(quoted("column", column) for column in columns)
-        lm = None if lastmod is None else quoted("lastmod", lastmod)
-        self._version_sql: str | None = None
-        self._changes_sql: str | None = None
-        if version_table is not None:
-            self._version_sql = f"SELECT version FROM {quoted('version_table', version_table)}"
-        elif change_log is not None:
-            log = quoted("change_log", change_log)
-            # The AUTOINCREMENT counter: monotonic, and still there once the log is
-            # pruned (names compare case-insensitively in SQL). Without one (nothing
-            # logged yet), the log table is looked for: a table that is not there is an
-            # error, not a version 0 that never moves.
-            self._version_sql = "SELECT seq FROM sqlite_sequence WHERE name = ? COLLATE NOCASE"
-            self._log_exists_sql = (
-                "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE"
-            )
-            self._version_params: tuple[str, ...] = (change_log,)
-            self._changes_sql = f"SELECT MIN(id), MIN(key) FROM {log} WHERE id > ?"
-            # The last change logged among the keys of a range.
-            # and the oldest change the log still holds (which pruning moves up).
-            self._range_changes_sql = (
-                f"SELECT (SELECT MAX(id) FROM {log} WHERE key BETWEEN ? AND ?),"
-                f" (SELECT MIN(id) FROM {log})"
-            )
-        #: Facts of one version of the table (only with ``version_table``).
-        self._facts: _Facts | None = None
+        #: The statements and plans of pages by rank (see sitemap_core.sources.sql.ranks).
+        self._sql = SQLiteStatements(
+            table, key, columns, lastmod, where, mode, version_table, change_log
+        )
+        #: What is known of the last version seen (a one-item list: plans replace it).
+        self._memo: list[Version | None] = [None]
         #: The stable pages' facts the triggers keep (only with ``page_facts``).
         self._page_facts = None if page_facts is None else PageFacts(page_facts)
         #: Each thread's connection for fact queries (see _facts_connection).
         self._local = threading.local()
-
-        # Every statement is built once here; only values are bound per call. ``where``
-        # is wrapped in parentheses so an OR inside it cannot escape the conjunction.
-        filtered = f"FROM {t}" + ("" if where is None else f" WHERE ({where})")
-        keyed = f"FROM {t} WHERE " + ("" if where is None else f"({where}) AND ")
-        self._count_sql = f"SELECT COUNT(*) {filtered}"
         # A stable page: the rows of a range of keys that the facts' condition holds
         # for (see sqlite_pages), the condition read from the facts.
+        t, k = quoted("table", table), quoted("key", key)
+        selected = ", ".join(quoted("column", column) for column in columns)
         self._window_sql = f"SELECT {selected} FROM {t} WHERE {k} >= ? AND {k} < ?{{}} ORDER BY {k}"
         self._condition: str | None = None
-        # The rows from a known anchor on: what a count after a change must still read.
-        self._count_from_sql = f"SELECT COUNT(*) {keyed}{k} >= ?"
-        # Seek: the key of the row at an offset, skipping over the key alone (an
-        # index-only walk when the key has its own index), then a range search from it.
-        self._anchor_sql = f"SELECT {k} {filtered} ORDER BY {k} LIMIT 1 OFFSET ?"
-        self._after_sql = f"SELECT {k} {keyed}{k} > ? ORDER BY {k} LIMIT 1"
-        if mode == "seek":
-            self._rows_sql = f"SELECT {selected} {keyed}{k} >= ? ORDER BY {k} LIMIT ?"
-        else:
-            self._rows_sql = f"SELECT {selected} {filtered} ORDER BY {k} LIMIT ? OFFSET ?"
-        # The feed's most recent changes: one query, served by an index on the lastmod
-        # column when there is one (ISO text and SQLite's own date texts sort as their
-        # instants when they share an offset, as one column's values do).
-        dated = f"FROM {t} WHERE " + ("" if where is None else f"({where}) AND ")
-        self._recent_sql = (
-            None
-            if lm is None
-            else f"SELECT {selected} {dated}{lm} IS NOT NULL ORDER BY {lm} DESC LIMIT ?"
-        )
-        self._newest_sql: str | None = None
-        if lm is not None:
-            # MAX(key) comes along: it is the page's last key, from which the next
-            # page's first key is one O(log n) step (see newest()).
-            inner = (
-                f"SELECT {k}, {lm} {keyed}{k} >= ? ORDER BY {k} LIMIT ?"
-                if mode == "seek"
-                else f"SELECT {k}, {lm} {filtered} ORDER BY {k} LIMIT ? OFFSET ?"
-            )
-            # No date when a row of the range has none: Last-Modified (and an index
-            # child's lastmod) is only claimed when every entry is dated.
-            self._newest_sql = (
-                f"SELECT CASE WHEN COUNT({lm}) = COUNT(*) THEN MAX({lm}) END, MAX({k}),"
-                f" COUNT(*) FROM ({inner})"
-            )
-        # Three scalar subqueries rather than one SELECT of three aggregates: SQLite
-        # answers a lone MAX() from an index in O(log n), which it cannot do for a MAX()
-        # sharing its SELECT with COUNT(*).
-        newest_part = "NULL" if lm is None else f"(SELECT MAX({lm}) {filtered})"
-        self._fallback_sql = (
-            f"SELECT (SELECT COUNT(*) {filtered}), (SELECT MAX({k}) {filtered}), {newest_part}"
-        )
-        self._fallback_params = self._params * (3 if lm is not None else 2)
 
     # -- connections -------------------------------------------------------------------
 
@@ -444,76 +374,11 @@ class SQLiteSource:
         self._local.held = None
         conn.close()
 
-    # -- snapshot, version and memo ------------------------------------------------------
-
-    def _begin(self, conn: sqlite3.Connection) -> _Facts | None:
-        """Open a read snapshot and return the memo of its version (None: unversioned).
-
-        Every statement of one call then sees the same table state, so a version and
-        the facts computed after it belong together and can be remembered under it.
-        """
-        if self._version_sql is None:
-            if not conn.in_transaction:
-                conn.execute("BEGIN")  # the anchor and the rows from one snapshot
-            return None
-        if not conn.in_transaction:
-            conn.execute("BEGIN")
-        version = self._read_version(conn)
-        facts = self._facts
-        if facts is None or facts.version != version:
-            # A new version: what is remembered is stale, but for what the change log
-            # proves untouched. Replacing the object (not clearing it) keeps a
-            # concurrent call on the old version harmless.
-            fresh = _Facts(version)
-            if facts is not None and self._changes_sql is not None and version > facts.version:
-                first_id, lowest = conn.execute(self._changes_sql, (facts.version,)).fetchone()
-                # Ids run without gaps; a first id past version + 1 means the log was
-                # pruned past what we knew, so nothing can be carried over.
-                if first_id == facts.version + 1:
-                    fresh.carry(facts, lowest)
-            facts = self._facts = fresh
-        return facts
-
-    def _read_version(self, conn: sqlite3.Connection) -> Any:
-        """The table's version: one read of the version table or the change log's counter."""
-        assert self._version_sql is not None
-        if self._changes_sql is not None:
-            try:
-                row = conn.execute(self._version_sql, self._version_params).fetchone()
-            except sqlite3.OperationalError as exc:
-                # No AUTOINCREMENT table at all: no sqlite_sequence either.
-                if "sqlite_sequence" not in str(exc):
-                    raise
-                row = None
-            if row is not None:
-                return row[0]
-            if conn.execute(self._log_exists_sql, self._version_params).fetchone() is None:
-                raise ConfigurationError(
-                    f"change log table {self._version_params[0]!r} does not exist; create it"
-                    " with install_change_log()"
-                )
-            return 0
-        row = conn.execute(self._version_sql).fetchone()
-        if row is None:
-            raise ConfigurationError(
-                "the version table is empty; create it with install_version_triggers()"
-            )
-        return row[0]
-
-    def _anchor(self, conn: sqlite3.Connection, facts: _Facts | None, offset: int) -> Any:
-        """The key of the row at ``offset`` in key order, or :data:`_END`."""
-        if facts is not None and offset in facts.anchors:
-            return facts.anchors[offset]
-        last = None if facts is None else facts.ends.get(offset)
-        if last is not None:
-            # The range ending here is known: its successor is one O(log n) step on.
-            row = conn.execute(self._after_sql, (*self._params, last)).fetchone()
-        else:
-            row = conn.execute(self._anchor_sql, (*self._params, offset)).fetchone()
-        key = _END if row is None else row[0]
-        if facts is not None:
-            facts.remember(facts.anchors, offset, key)
-        return key
+    def _call(self, plan: Plan) -> Any:
+        """Run ``plan`` on this thread's facts connection, in one read snapshot."""
+        with self._facts_connection() as conn:
+            _snapshot(conn)
+            return run(conn, plan, self._params)
 
     # -- the sliceable protocol ------------------------------------------------------
 
@@ -526,21 +391,7 @@ class SQLiteSource:
         """
         if self._page_facts is not None:
             return int(self._fact_rows(self._page_facts.count_sql)[0][0])
-        with self._facts_connection() as conn:
-            facts = self._begin(conn)
-            if facts is not None and facts.count is not None:
-                return facts.count
-            if facts is not None and facts.count_from is not None:
-                # ``offset`` rows precede the anchor ``key``, untouched by the change:
-                # only the rows from it on are counted (an append: the last page).
-                offset, key = facts.count_from
-                (rest,) = conn.execute(self._count_from_sql, (*self._params, key)).fetchone()
-                count = offset + rest
-            else:
-                (count,) = conn.execute(self._count_sql, self._params).fetchone()
-            if facts is not None:
-                facts.count = int(count)
-        return int(count)
+        return int(self._call(self._sql.count_plan(self._memo)))
 
     def __getitem__(self, window: slice, /) -> Iterator[Item]:
         """The entries of rows ``[start, stop)`` in key order, read by one bounded query.
@@ -602,15 +453,13 @@ class SQLiteSource:
         try:
             if limit == 0:
                 return
-            facts = self._begin(conn)
-            if self.mode == "seek":
-                first = self._anchor(conn, facts, start)
-                if first is _END:
-                    return
-                params: tuple[Any, ...] = (*self._params, first, limit)
-            else:
-                params = (*self._params, limit, start)
-            yield from self._built(conn, self._rows_sql, params)
+            _snapshot(conn)  # the first key and the rows from one snapshot
+            plan = self._sql.page_plan(self._memo, start, None if limit < 0 else limit)
+            step = run(conn, plan, self._params)
+            if step is None:
+                return
+            sql, params = step
+            yield from self._built(conn, sql.text, sql.bind(params, self._params))
         finally:
             conn.close()
 
@@ -618,85 +467,36 @@ class SQLiteSource:
         """The ``limit`` rows with the newest ``lastmod``, newest first, built as the
         pages' rows are: one query (see :mod:`sitemap_core.write.feed`). None without a
         ``lastmod`` column: ``build`` may still date entries, so the source is walked."""
-        if self._recent_sql is None:
+        recent = self._sql.recent
+        if recent is None:
             return None
         conn = self._connect()
         try:
-            cursor = conn.cursor()
-            cursor.row_factory = self._row_factory
-            cursor.execute(self._recent_sql, (*self._params, limit))
-            build = self._build
-            return [build(row) for row in cursor]
+            return list(self._built(conn, recent.text, recent.bind({"n": limit}, self._params)))
         finally:
             conn.close()
 
     # -- cheap facts -------------------------------------------------------------------
 
     def fingerprint(self, start: int, stop: int) -> object:
-        """A value that changes when the rows ``[start, stop)`` change (see the module).
+        """A value that changes when the rows change (see the module); the whole
+        table's, whatever ``start`` and ``stop``.
 
-        For the whole table (``stop`` of :data:`~sitemap_core.memory.known.WHOLE`): the version
-        from ``version_table`` or ``change_log`` (exact, one-row read), otherwise
-        ``(COUNT(*), MAX(key), MAX(lastmod))`` of the filtered rows.
-
-        For a page of a table with ``change_log``: its first and last keys and the last
-        change logged between them. It is the same for the same table in
-        every process, and moves with any change of the page's rows (logged by key),
-        and with any change before them (which moves its first key); a page that a write
-        elsewhere left as it was keeps its ETag, and its cached copy (but for the log's
-        first entry and a prune, which move every unlogged page's low mark once). Text
-        keys (whose collation the log does not share) and a last page that is not full
-        give the table's version. Other tables give their whole-table value for a page.
+        The version from ``version_table`` or ``change_log`` (exact, one-row read),
+        otherwise ``(COUNT(*), MAX(key), MAX(lastmod))`` of the filtered rows; with
+        ``page_facts``, the facts' layout version.
         """
         if self._page_facts is not None:
             return self._page_facts.fingerprint(self._layout_rows())
-        if stop < WHOLE and self._changes_sql is not None:
-            with self._facts_connection() as conn:
-                return self._page_fingerprint(conn, self._begin(conn), start, stop)
-        if self._version_sql is not None:
-            # The version alone, on what a 304 of the index asks each request: one
-            # statement is its own snapshot, so no BEGIN (and no rollback after), and
-            # no context manager around it either.
-            conn = self._held_connection()
-            if not conn.in_transaction:
-                try:
-                    version = self._read_version(conn)
-                except BaseException:
-                    self._drop_connection(conn)
-                    raise
-                known = self._facts
-                if known is not None and known.version == version:
-                    return version
+        known = self._memo[0]
         with self._facts_connection() as conn:
-            facts = self._begin(conn)
-            if facts is not None:
-                return facts.version
-            return tuple(conn.execute(self._fallback_sql, self._fallback_params).fetchone())
-
-    def _page_fingerprint(
-        self, conn: sqlite3.Connection, facts: _Facts | None, start: int, stop: int
-    ) -> object:
-        # The page's first and last keys (anchors, remembered per version) and the last
-        # change logged between them: rows added after the page leave it as it was.
-        # Numeric keys only: text keys sort by their column's collation, which the
-        # log's untyped column does not share, so BETWEEN could miss a change.
-        version = facts.version if facts is not None else None
-        first = self._anchor(conn, facts, start)
-        if first is _END or stop <= start:
-            return ("page", None, version)  # past the end: no rows
-        last = self._anchor(conn, facts, stop - 1)
-        if last is _END:  # the table ends inside the page: it grows with any append
-            return ("table", version)
-        if not (_number(first) and _number(last)):
-            return ("table", version)
-        change, oldest = conn.execute(self._range_changes_sql, (first, last)).fetchone()
-        if change is None:
-            # No change of the range is in the log: none since the log began, or pruned
-            # away. The log's low mark (its oldest id, or the version when it is empty)
-            # only rises, and rises past any pruned change, so no state of the range can
-            # come back under an earlier state's fingerprint.
-            return ("page", first, last, None, version if oldest is None else oldest)
-        return ("page", first, last, change)
+            # The version alone, on what a 304 of the index asks each request: one
+            # statement is its own snapshot, so no BEGIN (and no rollback after).
+            if known is not None and run(conn, self._sql.version_plan(), ()) == known.version:
+                return known.version
+            _snapshot(conn)
+            value, _ = run(conn, self._sql.fingerprint_plan(self._memo), self._params)
+        return value
 
     def newest(self, start: int, stop: int) -> str | None:
         """The newest ``lastmod`` among rows ``[start, stop)``: one bounded query.
@@ -708,38 +508,15 @@ class SQLiteSource:
         page's range search then starts from a known key and the whole index reads
         each row once instead of skipping over all the pages before each one.
         """
-        if self._newest_sql is None:
-            return None
-        limit = max(0, stop - start)
-        with self._facts_connection() as conn:
-            facts = self._begin(conn)
-            if facts is not None and (start, stop) in facts.newest:
-                return facts.newest[(start, stop)][0]
-            if self.mode == "seek":
-                first = self._anchor(conn, facts, start)
-                if first is _END or limit == 0:
-                    value, last, rows = None, None, 0
-                else:
-                    value, last, rows = conn.execute(
-                        self._newest_sql, (*self._params, first, limit)
-                    ).fetchone()
-                if facts is not None and last is not None and stop not in facts.anchors:
-                    # The next page starts at the first key after this page's last one.
-                    row = conn.execute(self._after_sql, (*self._params, last)).fetchone()
-                    facts.remember(facts.anchors, stop, _END if row is None else row[0])
-            else:
-                value, last, rows = conn.execute(
-                    self._newest_sql, (*self._params, limit, start)
-                ).fetchone()
-            result = None if value is None else str(value)
-            if facts is not None:
-                # Only a full range keeps its largest key: a short one (the table's
-                # end) grows when rows are appended, so it must not outlive a change.
-                end = last if rows == limit else None
-                facts.remember(facts.newest, (start, stop), (result, end))
-                if end is not None:
-                    facts.remember(facts.ends, stop, end)
-        return result
+        value = self._call(self._sql.newest_plan(self._memo, start, stop))
+        return None if value is None else str(value)
+
+
+def _snapshot(conn: sqlite3.Connection) -> None:
+    # Python's sqlite3 begins no transaction for a SELECT: a BEGIN holds one snapshot
+    # for the statements of a call, so a version and what is read after it agree.
+    if not conn.in_transaction:
+        conn.execute("BEGIN")
 
 
 def _check_arguments(
@@ -756,67 +533,3 @@ def _check_arguments(
         raise ConfigurationError("where must be a non-empty SQL condition or None")
     if rows is not None and not callable(rows):
         raise ConfigurationError("row_factory must be a callable, or None for tuples")
-
-
-#: The key of an offset past the last row.
-_END = object()
-
-
-def _number(key: Any) -> bool:
-    # Only numeric keys are compared in Python: numbers sort alike in SQLite and Python
-    # whatever a column's collation, text need not (NOCASE, custom collations).
-    return not isinstance(key, bool) and isinstance(key, int | float)
-
-
-#: Most offsets remembered per version and kind: an index has at most 50,000 pages;
-#: past this, odd slicing patterns must not grow the memo without bound.
-_MEMO_LIMIT = 100_000
-
-
-class _Facts:
-    """What is known of one version of a versioned table (exact: triggers bump it)."""
-
-    def __init__(self, version: Any) -> None:
-        self.version = version
-        self.count: int | None = None
-        self.anchors: dict[int, Any] = {}
-        #: (start, stop) -> (newest lastmod, largest key of the range if it is full).
-        self.newest: dict[tuple[int, int], tuple[str | None, Any]] = {}
-        #: (offset, key) of the last anchor a change left standing: the count is
-        #: ``offset`` plus the rows from ``key`` on.
-        self.count_from: tuple[int, Any] | None = None
-        #: stop -> the largest key of a known range ending there (seek: finds anchors).
-        self.ends: dict[int, Any] = {}
-
-    def carry(self, old: _Facts, lowest: Any) -> None:
-        """Keep what ``old`` knew of rows before key ``lowest``, the smallest changed.
-
-        A change at key ``lowest`` or later moves no row before it, so every anchor
-        (first key of an offset) below it stands, and so does the newest lastmod of
-        every range whose largest key is below it.
-        """
-        if not _number(lowest):
-            return  # text keys: order by their collation is SQLite's to tell; recompute
-        # Snapshots: a request still on the old version may add to its memos meanwhile.
-        # Numbers sort before text in SQLite, so a text key is never below a number.
-        self.anchors = {
-            offset: key
-            for offset, key in list(old.anchors.items())
-            if _number(key) and key < lowest
-        }
-        self.newest = {
-            window: known
-            for window, known in list(old.newest.items())
-            if _number(known[1]) and known[1] < lowest
-        }
-        self.ends = {stop: last for (_, stop), (_, last) in self.newest.items()}
-        if self.anchors:
-            offset = max(self.anchors)
-            self.count_from = (offset, self.anchors[offset])
-
-    @staticmethod
-    def remember(memo: dict[Any, Any], key: Any, value: Any) -> None:
-        """Store ``value``, first forgetting everything when the memo is full."""
-        if len(memo) >= _MEMO_LIMIT:
-            memo.clear()
-        memo[key] = value

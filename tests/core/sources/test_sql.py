@@ -151,9 +151,17 @@ def test_a_page_reads_its_rows_with_one_bounded_query(
         assert re.search(r"LIMIT 10\b", query)
         if mode == "offset":
             assert query.endswith("LIMIT 10 OFFSET 40")
-        else:
-            # The row fetch is a range search from the page's first key: no OFFSET.
+        elif versioned:
+            # The row fetch is a range search from the page's first key (found once,
+            # then remembered for the version): no OFFSET.
             assert "OFFSET" not in query and '"id" >= 41' in query
+        else:
+            # Nothing remembered: a range search from the key at rank 40, which a
+            # scalar subquery finds by skipping over the key alone.
+            assert query.endswith(
+                '"id" >= (SELECT "id" FROM "posts" ORDER BY "id" LIMIT 1 OFFSET 40)'
+                ' ORDER BY "id" LIMIT 10'
+            ), query
         # Nothing else reads rows unbounded: every other statement is an aggregate,
         # a version read, an anchor lookup (LIMIT 1) or a transaction control.
         for sql in tracer.log:
@@ -171,9 +179,12 @@ def test_seek_row_query_is_a_range_search(tmp_path: Path) -> None:
     path = make_db(tmp_path / "db.sqlite", 95)
     src = source(Tracer(path), "seek")
     with sqlite3.connect(path) as db:
-        plan = db.execute("EXPLAIN QUERY PLAN " + src._rows_sql, (41, 10)).fetchall()
+        rows = src._sql.rows
+        plan = db.execute(
+            "EXPLAIN QUERY PLAN " + rows.text, rows.bind({"anchor": 41, "n": 10}, ())
+        ).fetchall()
     db.close()
-    assert "OFFSET" not in src._rows_sql
+    assert "OFFSET" not in rows.text
     assert any("SEARCH" in step[-1] and "rowid>" in step[-1] for step in plan), plan
 
 

@@ -288,6 +288,7 @@ class SitemapMiddleware:
             lambda base: parts,
             site.extra_sitemaps,
             site.feed,
+            site.sitemaps_url,
         )
         if reply is None:
             await captured.replay(send, head)

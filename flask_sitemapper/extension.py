@@ -914,6 +914,7 @@ class Sitemapper:
             index_parts,
             shown.extra_sitemaps,
             shown.feed,
+            shown.sitemaps_url,
         )
         return response if reply is None else _to_response(app, reply)
 

@@ -169,6 +169,7 @@ class SitemapMiddleware:
             lambda base: count_index_parts(site, base),
             site.extra_sitemaps,
             site.feed,
+            site.sitemaps_url,
         )
         if reply is None:
             return captured.replay(read or app_body, start_response, head)

@@ -49,6 +49,7 @@ from typing import IO, TYPE_CHECKING, Any, Protocol
 from sitemap_commands.build_robots import RobotsVerdict, blocked_listed_urls
 from sitemap_core.errors import SitemapError
 from sitemap_core.serve.compress import GzipStream
+from sitemap_core.serve.http import TEXT
 from sitemap_core.serve.indexnow_key import key_file_path
 from sitemap_core.write.feed import FEED_PATH
 
@@ -135,6 +136,8 @@ class Built:
     kept: bool = False
     #: SHA-256 of the bytes (hex), to recognise an unchanged document.
     digest: str | None = None
+    #: The Content-Type the app serves it with (what an object store is told).
+    content_type: str | None = None
 
 
 @dataclass
@@ -340,6 +343,7 @@ class _Earlier:
         return Built(
             path, name, etag, int(record.get("urls", 0)), int(record.get("size", 0)),
             reused=True, gzipped=self.gzip, digest=record.get("digest"),
+            content_type=record.get("type"),
         )  # fmt: skip
 
 
@@ -377,8 +381,11 @@ def _make(job: _Job, path: str, gzip: bool, missing_ok: bool = False) -> Built |
     finally:
         response.close()
     kept = _keep_unchanged(earlier, digest, target)
-    etag = response.header("etag")
-    return Built(path, name, etag, urls, size, reused=False, gzipped=gzip, kept=kept, digest=digest)
+    etag, kind = response.header("etag"), response.header("content-type")
+    return Built(
+        path, name, etag, urls, size, reused=False, gzipped=gzip, kept=kept, digest=digest,
+        content_type=kind,
+    )  # fmt: skip
 
 
 def _keep_unchanged(earlier: _Earlier | None, digest: str, target: Path) -> bool:
@@ -477,7 +484,13 @@ def _read_manifest(out: Path, base: str, gzip: bool) -> dict[str, dict[str, Any]
 
 def _write_manifest(folder: Path, base: str, gzip: bool, documents: list[Built]) -> None:
     records = {
-        doc.path: {"etag": doc.etag, "urls": doc.urls, "size": doc.size, "digest": doc.digest}
+        doc.path: {
+            "etag": doc.etag,
+            "urls": doc.urls,
+            "size": doc.size,
+            "digest": doc.digest,
+            "type": doc.content_type,
+        }
         for doc in documents
     }
     data = {"version": _MANIFEST_VERSION, "base": base, "gzip": gzip, "documents": records}
@@ -641,10 +654,12 @@ def _sitemap_documents(served: Served, job: _Job) -> tuple[list[Built], list[tup
     root = _make(job, "/sitemap.xml", job.gzip, missing_ok=True)
     if root is None:
         return [], []
-    kind, children = _sitemap_children(job.folder / root.name, served.base.url)
+    assert served.site is not None
+    where = served.site.sitemaps_base(served.base).url
+    kind, children = _sitemap_children(job.folder / root.name, where)
     if kind != "sitemapindex":
         return [root], [("/sitemap.txt", job.gzip)]
-    parts, more = _further_index_parts(job, served.base.url)
+    parts, more = _further_index_parts(job, where)
     pages = []
     for child in children + more:
         pages.append((child, job.gzip))
@@ -693,13 +708,17 @@ def _robots(served: Served, job: _Job, parts: int) -> Built:
     name, data, etag = _robots_file(served, job, parts)
     kept = _write_unless_unchanged(job, name, data)
     digest = hashlib.sha256(data).hexdigest()
-    return Built("/" + name, name, etag, 0, len(data), reused=False, kept=kept, digest=digest)
+    return Built(
+        "/" + name, name, etag, 0, len(data), reused=False, kept=kept, digest=digest,
+        content_type=TEXT,
+    )  # fmt: skip
 
 
 def _robots_file(served: Served, job: _Job, parts: int) -> tuple[str, bytes, str | None]:
     # robots.txt is ours to publish only when the package writes all of it (the app
     # has none); otherwise the app's file is the app's, and the lines to add to it are
-    # written on their own. The file's name, its bytes and its ETag.
+    # written on their own (as text/plain, what robots.txt is served as).
+    # The file's name, its bytes and its ETag.
     site = served.site
     assert site is not None
     response = job.fetch("/robots.txt", {})

@@ -2,12 +2,13 @@
 
 ``sitemap indexnow APP --state FILE`` submits to IndexNow the URLs changed since the
 last successful submission (see :mod:`sitemap_commands.indexnow`). ``sitemap build
-APP OUT_DIR`` writes every document the app serves as static files (see
-:mod:`sitemap_commands.build`). ``APP`` is ``module:attribute``, as for gunicorn and
-uvicorn: a Flask app with the extension, or any WSGI / ASGI app with the package's
-middleware somewhere in its stack (Starlette's ``Middleware`` list and FastAPI's
-``add_middleware`` included). Flask apps also get the same commands as
-``flask sitemap ...``.
+APP TARGET`` writes every document the app serves as static files (see
+:mod:`sitemap_commands.build`), or publishes them to an object store when ``TARGET``
+is an ``s3://``, ``gs://`` or ``az://`` URL (see :mod:`sitemap_commands.publish`).
+``APP`` is ``module:attribute``, as for gunicorn and uvicorn: a Flask app with the
+extension, or any WSGI / ASGI app with the package's middleware somewhere in its
+stack (Starlette's ``Middleware`` list and FastAPI's ``add_middleware`` included).
+Flask apps also get the same commands as ``flask sitemap ...``.
 
 The commands know no front by name: each front makes itself known through the
 entry-point group :data:`FRONTS_GROUP`, whose entries are :class:`Find` functions
@@ -25,7 +26,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any, Final, Protocol, TextIO
+from typing import TYPE_CHECKING, Any, Final, NamedTuple, Protocol, TextIO
 from urllib.parse import urlsplit
 
 from sitemap_commands.indexnow import (
@@ -42,6 +43,7 @@ from sitemap_commands.indexnow import (
 from sitemap_core.errors import ConfigurationError, SitemapError
 from sitemap_core.model.hosts import BaseURL
 from sitemap_core.model.recent import Recent
+from sitemap_core.serve.settings import check_header_value
 
 #: How far each run's window reaches back into the last one's (see :func:`indexnow`).
 OVERLAP = timedelta(minutes=5)
@@ -369,67 +371,110 @@ def build_command(
     *,
     gzip: bool = False,
     jobs: int = 1,
+    cache_control: str | None = None,
+    dry_run: bool = False,
     out: TextIO | None = None,
     site: str | None = None,
     base: BaseURL | None = None,
 ) -> int:
-    """``sitemap build``: build ``served`` into ``out_dir`` with progress on ``out``;
-    the exit status (1 when the build failed, 130 when interrupted: either way the
-    previous output is left as it was).
+    """``sitemap build``: build ``served`` into ``out_dir`` (a folder, or an object
+    store's URL: see :mod:`sitemap_commands.publish`) with progress on ``out``; the
+    exit status (1 when the build failed, 130 when interrupted: either way the previous
+    output is left as it was; 2 for a target or options it cannot take).
 
     For an app of several sites: the site ``site`` (``--site``) into ``out_dir``, on
     ``base`` (``--base-url``) if given; without ``site``, every site it declares by
-    its exact host into ``out_dir/<host>``, each on its own base URL.
+    its exact host into ``out_dir/<host>`` (a folder, or a prefix of the store), each
+    on its own base URL.
     """
+    options = _BuildOptions(gzip, jobs, cache_control, dry_run, out)
     if served.for_site is not None and site is None:
         served.close()
         if base is not None:
             raise CommandError("--base-url with several sites: give --site HOST too")
         if not served.sites:
             raise CommandError(f"{served.label} declares no site by its host: give --site HOST")
-        return _build_every_site(served, out_dir, gzip=gzip, jobs=jobs, out=out)
+        return _build_every_site(served, out_dir, options)
     if site is not None:
         served = one_site(served, site, base)
-    return _build_one(served, out_dir, gzip=gzip, jobs=jobs, out=out)
+    return _build_one(served, out_dir, options)
 
 
-def _build_every_site(
-    served: Served, out_dir: str, *, gzip: bool, jobs: int, out: TextIO | None
-) -> int:
+class _BuildOptions(NamedTuple):
+    # What every site of a build is built with.
+    gzip: bool
+    jobs: int
+    cache_control: str | None
+    dry_run: bool
+    out: TextIO | None
+
+
+def _build_every_site(served: Served, out_dir: str, options: _BuildOptions) -> int:
     # Each declared site into a folder (or prefix) of its own, named by its host.
     assert served.for_site is not None
     status = 0
     for host in served.sites:
         target = f"{out_dir.rstrip('/')}/{host}"
-        status = max(status, _build_one(served.for_site(host, None), target, gzip, jobs, out))
+        status = max(status, _build_one(served.for_site(host, None), target, options))
     return status
 
 
-def _build_one(
-    served: Served, out_dir: str, gzip: bool = False, jobs: int = 1, out: TextIO | None = None
-) -> int:
+def _build_one(served: Served, out_dir: str, options: _BuildOptions) -> int:
     # One site into ``out_dir``: build_command's exit status.
     from sitemap_commands.build import BuildError, build, choose_progress
+    from sitemap_commands.publish import (
+        PartialPublishError,
+        PublishInterrupted,
+        publish,
+        store_url,
+    )
 
-    out = out or sys.stdout
+    gzip, jobs, cache_control, dry_run, given_out = options
+    out = given_out or sys.stdout
     try:
-        result = build(served, out_dir, gzip=gzip, jobs=jobs, progress=choose_progress(out))
+        target = store_url(out_dir)
+        if target is None and (cache_control is not None or dry_run):
+            raise BuildError(
+                "--cache-control and --dry-run are for an object store TARGET (s3://,"
+                " gs://, az://); a folder's files get their headers from its server"
+            )
+        if cache_control is not None:
+            cache_control = check_header_value(cache_control, "--cache-control", "no-cache")
+    except (BuildError, ConfigurationError) as exc:
+        served.close()
+        print(f"sitemap build: error: {exc}", file=sys.stderr)
+        return 2
+    progress = choose_progress(out)
+    try:
+        if target is None:
+            verdict = build(served, out_dir, gzip=gzip, jobs=jobs, progress=progress).robots
+        else:
+            verdict = publish(
+                served, target, gzip=gzip, jobs=jobs, cache_control=cache_control,
+                dry_run=dry_run, progress=progress, out=out,
+            ).robots  # fmt: skip
+    except PartialPublishError as exc:
+        print(f"sitemap build: error: {exc}", file=sys.stderr)
+        return 1
     except BuildError as exc:
         print(f"sitemap build: error: {exc}; {out_dir} left as it was", file=sys.stderr)
         return 1
+    except PublishInterrupted as exc:
+        print(f"sitemap build: {exc}", file=sys.stderr)
+        return 130
     except KeyboardInterrupt:
         print(f"sitemap build: interrupted; {out_dir} left as it was", file=sys.stderr)
         return 130
     finally:
         served.close()
-    warning = result.robots.warning() if result.robots is not None else None
+    warning = verdict.warning() if verdict is not None else None
     if warning is not None:
         print(f"sitemap build: warning: {warning}", file=sys.stderr)
     return 0
 
 
 def add_build_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``build`` after ``OUT_DIR``."""
+    """The options of ``build`` after ``TARGET``."""
     parser.add_argument("--base-url", help="the site's base URL, if its settings name none")
     parser.add_argument(
         "--site", metavar="HOST",
@@ -438,6 +483,16 @@ def add_build_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gzip", action="store_true", help="also write a .gz twin of each")
     parser.add_argument(
         "--jobs", type=_positive, default=1, help="render the pages in N processes (default 1)"
+    )
+    parser.add_argument(
+        "--cache-control",
+        help="Cache-Control of the objects (object store TARGET; default: the app's"
+        " cache_control setting, SITEMAP_CACHE_CONTROL)",
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="list what would be uploaded and deleted, change nothing (object store TARGET)",
     )
 
 
@@ -464,7 +519,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_indexnow_arguments(submit)
     static = commands.add_parser("build", help="write every sitemap document as static files")
     static.add_argument("app", metavar="APP", help="module:attribute of the app")
-    static.add_argument("out_dir", metavar="OUT_DIR", help="the folder to write (replaced whole)")
+    static.add_argument(
+        "out_dir",
+        metavar="TARGET",
+        help="the folder to write (replaced whole), or an object store URL to publish to"
+        " (s3://bucket/prefix, gs://..., az://...: the `storage` extra)",
+    )
     add_build_arguments(static)
     _add_check_command(commands)
     arguments = parser.parse_args(argv)
@@ -499,8 +559,9 @@ def _build_arguments(arguments: argparse.Namespace) -> int:
     served = find_served(load_app(arguments.app), None if site else base_url)
     base = BaseURL.parse(base_url) if base_url else None
     return build_command(
-        served, arguments.out_dir, gzip=arguments.gzip, jobs=arguments.jobs, site=site, base=base
-    )
+        served, arguments.out_dir, gzip=arguments.gzip, jobs=arguments.jobs,
+        cache_control=arguments.cache_control, dry_run=arguments.dry_run, site=site, base=base,
+    )  # fmt: skip
 
 
 if __name__ == "__main__":  # pragma: no cover

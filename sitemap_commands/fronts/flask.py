@@ -4,8 +4,8 @@
 where the sitemap of a Flask app with a Sitemapper, or of
 :class:`flask_sitemapper.SitemapMiddleware`, is, and how to ask the app for one of its
 documents. :data:`sitemap_group` is ``flask sitemap``: ``flask sitemap indexnow
---state FILE`` and ``flask sitemap build OUT_DIR`` do what ``sitemap indexnow APP
---state FILE`` and ``sitemap build APP OUT_DIR`` do (see :mod:`sitemap_commands.cli`).
+--state FILE`` and ``flask sitemap build TARGET`` do what ``sitemap indexnow APP
+--state FILE`` and ``sitemap build APP TARGET`` do (see :mod:`sitemap_commands.cli`).
 It is registered in Flask's own plugin group, ``flask.commands``, so the ``flask``
 command has it for every app; on an app without a Sitemapper it says so.
 """
@@ -234,7 +234,9 @@ def indexnow_command(**options: Any) -> None:
 
 
 @sitemap_group.command("build")
-@click.argument("out_dir", type=click.Path(file_okay=False))
+# TARGET: a folder, or an object store URL (s3://, gs://, az://): a plain string, which
+# build_command tells apart (click.Path would take a URL for a path).
+@click.argument("target")
 @click.option("--base-url", default=None, help="The site's base URL, if its settings name none.")
 @click.option("--gzip", is_flag=True, help="Also write a .gz twin of each document.")
 @click.option(
@@ -243,17 +245,32 @@ def indexnow_command(**options: Any) -> None:
 )  # fmt: skip
 @click.option(
     "--site", default=None, metavar="HOST",
-    help="The site HOST of SITEMAP_SITES (default: each into OUT_DIR/HOST).",
+    help="The site HOST of SITEMAP_SITES (default: each into TARGET/HOST).",
 )  # fmt: skip
+@click.option(
+    "--cache-control", default=None,
+    help="Cache-Control of the objects (object store TARGET; default: SITEMAP_CACHE_CONTROL).",
+)  # fmt: skip
+@click.option("--dry-run", is_flag=True, help="List what would change (object store TARGET).")
 @with_appcontext
 def build_command_(
-    out_dir: str, base_url: str | None, gzip: bool, jobs: int, site: str | None
+    target: str,
+    base_url: str | None,
+    gzip: bool,
+    jobs: int,
+    site: str | None,
+    cache_control: str | None,
+    dry_run: bool,
 ) -> None:
-    """Write every sitemap document of this app into OUT_DIR, as static files."""
+    """Write every sitemap document of this app into TARGET: a folder, or an object
+    store URL (s3://bucket/prefix, gs://..., az://...) to publish to."""
     try:
         base = None if base_url is None else BaseURL.parse(base_url)
         served = flask_served(current_app._get_current_object(), None if site else base)  # type: ignore[attr-defined]
-        status = build_command(served, out_dir, gzip=gzip, jobs=jobs, site=site, base=base)
+        status = build_command(
+            served, target, gzip=gzip, jobs=jobs, cache_control=cache_control,
+            dry_run=dry_run, site=site, base=base,
+        )  # fmt: skip
     except (CommandError, ConfigurationError) as exc:
         raise click.ClickException(str(exc)) from None
     if status:

@@ -100,15 +100,19 @@ class Pending(Generic[S]):
     sized: bool = False
     #: The name of the site of several that answers (see :class:`Site`), or "".
     site: str = ""
+    #: Where the sitemap files are, when not under ``base`` (``sitemaps_url``).
+    sitemaps_url: str = ""
 
     @property
     def identity(self) -> str:
         """What, besides content, distinguishes this document (it enters the ETag, and
-        so every cache key): its base URL, its path, and the site of several that
-        answers it, so two sites never share an ETag even on one base URL."""
-        if self.site:
-            return f"{self.base.url}|{self.target.path}|{self.site}"
-        return f"{self.base.url}|{self.target.path}"
+        so every cache key): its base URL, its path, where its sitemap files are when
+        ``sitemaps_url`` moves them (it changes an index's ``<loc>``s), and the site of
+        several that answers it, so two sites never share an ETag even on one base URL.
+        Each is left out when unset, so that other sites' ETags stay as they are."""
+        where = f"|{self.sitemaps_url}" if self.sitemaps_url else ""
+        site = f"|{self.site}" if self.site else ""
+        return f"{self.base.url}|{self.target.path}{where}{site}"
 
 
 def refuse_host(error: UntrustedHostError, head: bool = False) -> Reply:
@@ -169,6 +173,7 @@ def answer_robots(
     index_parts: Callable[[BaseURL], int] | None = None,
     extra_sitemaps: Sequence[str] = (),
     feed: bool = False,
+    sitemaps_url: BaseURL | None = None,
 ) -> Reply | None:
     """Decide robots.txt from the app's own answer to ``GET /robots.txt``.
 
@@ -182,7 +187,8 @@ def answer_robots(
     ``read_body`` is called only when the body is needed; ``index_parts(base)`` (see
     :func:`count_index_parts`) says how many index files to list, one if not given;
     ``extra_sitemaps`` are listed after them, and the feed of recent changes first
-    when ``feed`` (the site serves it).
+    when ``feed`` (the site serves it). With ``sitemaps_url`` (the site's setting) the
+    lines name the files there instead of under the base URL.
     """
     if status != 404 and not _appendable(status, headers):
         return None
@@ -191,7 +197,7 @@ def answer_robots(
     except UntrustedHostError as exc:
         return refuse_host(exc, head) if status == 404 else None
     parts = 1 if index_parts is None else index_parts(base)
-    urls = sitemap_urls(base, parts, extra_sitemaps, feed)
+    urls = sitemap_urls(sitemaps_url or base, parts, extra_sitemaps, feed)
     if status == 404:
         return text_reply(robots_txt(urls, rules), request, head, cache_control)
     return _merged_reply(headers, read_body(), urls, request, head, cache_control)
@@ -276,15 +282,23 @@ def begin(
         return refuse_host(exc, head)
     if target.kind == "robots":
         # Counted like the root: an index split into parts lists each in robots.txt.
-        counted = site.sources_to_count(target)
-        return Pending(target, base, head, counted, "identity", request, site=site.name)
+        return Pending(
+            target, base, head, site.sources_to_count(target), "identity", request,
+            site=site.name, sitemaps_url=_sitemaps_url(site),
+        )  # fmt: skip
     if target.gz or (site.gzip and accepts_gzip(request.get("accept-encoding"))):
         coding = "gzip"
     else:
         coding = "identity"
     sized = is_sized(protocol)
-    counted = site.sources_to_count(target)
-    return Pending(target, base, head, counted, coding, request, sized, site.name)
+    return Pending(
+        target, base, head, site.sources_to_count(target), coding, request, sized,
+        site=site.name, sitemaps_url=_sitemaps_url(site),
+    )  # fmt: skip
+
+
+def _sitemaps_url(site: Site[S]) -> str:
+    return "" if site.sitemaps_url is None else site.sitemaps_url.url
 
 
 def decide(

@@ -333,6 +333,15 @@ OPTIONS: tuple[Option, ...] = (
         _check_extra_sitemaps,
     ),
     _option(
+        "sitemaps_url",
+        None,
+        _BASE_URL,
+        "Where the sitemap files are published (a CDN, a bucket; see `sitemap build`):"
+        " the index lists its children there and robots.txt names the index there."
+        " None: under the base URL.",
+        _check_base_url,
+    ),
+    _option(
         "html",
         True,
         _BOOLEANS,
@@ -397,6 +406,7 @@ class SettingsArguments(TypedDict, total=False):
     gzip: bool | str
     index_size: int
     extra_sitemaps: Sequence[str]
+    sitemaps_url: str | None
     html: bool | str
     feed: bool | str
     feed_size: int
@@ -426,6 +436,7 @@ class Settings:
     gzip: bool = True
     index_size: int = MAX_SITEMAPS_PER_INDEX
     extra_sitemaps: tuple[str, ...] = ()
+    sitemaps_url: BaseURL | None = None
     html: bool = True
     feed: bool = False
     feed_size: int = DEFAULT_FEED_SIZE
@@ -506,6 +517,7 @@ class Settings:
             gzip=self.gzip,
             index_size=self.index_size,
             extra_sitemaps=self.extra_sitemaps,
+            sitemaps_url=self.sitemaps_url,
             html=self.html,
             feed=self.feed,
             feed_size=self.feed_size,

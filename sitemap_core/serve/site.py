@@ -268,6 +268,8 @@ class Site(Generic[S]):
     offers gzip to clients that accept it. ``index_size`` is how many children one
     index file holds (50,000; above it the index is split into parts, each listed in
     robots.txt). ``extra_sitemaps`` are more sitemap URLs for robots.txt to list.
+    ``sitemaps_url`` is where the sitemap files are published, when not under the
+    base URL (a CDN): the index lists its children there, robots.txt names it there.
     ``html=False`` leaves the ``.html`` paths (the view for people) to the app.
     ``name`` is the site's name among several served by one front (its host; see
     :mod:`sitemap_core.serve.sites`): it enters every ETag, and so every cache key.
@@ -285,6 +287,7 @@ class Site(Generic[S]):
         gzip: bool = True,
         index_size: int = MAX_SITEMAPS_PER_INDEX,
         extra_sitemaps: Sequence[str] = (),
+        sitemaps_url: BaseURL | str | None = None,
         html: bool = True,
         feed: bool = False,
         feed_size: int = DEFAULT_FEED_SIZE,
@@ -324,6 +327,11 @@ class Site(Generic[S]):
         self.gzip = gzip
         self.index_size = index_size
         self.extra_sitemaps = check_extra_sitemaps(extra_sitemaps)
+        #: Where the sitemap files live when not under the base URL (see
+        #: :meth:`sitemaps_base`).
+        self.sitemaps_url = (
+            BaseURL.parse(sitemaps_url) if isinstance(sitemaps_url, str) else sitemaps_url
+        )
         self.html = html
 
     def match(self, path: str) -> Target | None:
@@ -412,7 +420,13 @@ class Site(Generic[S]):
 
     def sitemap_urls(self, base: BaseURL, index_parts: int = 1) -> list[str]:
         """The URLs robots.txt lists: the index (parts), the feed, the extra ones."""
-        return sitemap_urls(base, index_parts, self.extra_sitemaps, self.feed)
+        return sitemap_urls(self.sitemaps_base(base), index_parts, self.extra_sitemaps, self.feed)
+
+    def sitemaps_base(self, base: BaseURL) -> BaseURL:
+        """Where the sitemap files of the site at ``base`` are: ``sitemaps_url``, else
+        ``base``. The protocol lets an index list only sitemaps on its own host, so the
+        index's children and robots.txt's lines move together; the entries stay."""
+        return base if self.sitemaps_url is None else self.sitemaps_url
 
     def index_capacity(self, base: BaseURL) -> int:
         """How many children one ``<sitemapindex>`` file of this site holds.
@@ -421,7 +435,7 @@ class Site(Generic[S]):
         elements this base URL can give would pass 50 MiB (a base URL of some 900
         characters or more).
         """
-        longest = _INDEX_ITEM_OVERHEAD + len(escape_uri(base.url))
+        longest = _INDEX_ITEM_OVERHEAD + len(escape_uri(self.sitemaps_base(base).url))
         return min(self.index_size, (MAX_SITEMAP_BYTES - DOCUMENT_OVERHEAD) // longest)
 
     def index_parts(
@@ -564,8 +578,10 @@ class Site(Generic[S]):
     ) -> list[tuple[S, int, int, str]]:
         # Every child page of the index: its source, its range and its URL.
         fmt: Format = "html" if html else "xml"
+        # The HTML view is the app's, for people: its links stay on the app.
+        where = base if html else self.sitemaps_base(base)
         return [
-            (source, page.start, page.stop, base.join(self.page_path(name, page.number, fmt)))
+            (source, page.start, page.stop, where.join(self.page_path(name, page.number, fmt)))
             for name, source in self.sources.items()
             for page in self.layout(name, counts, stable)
         ]

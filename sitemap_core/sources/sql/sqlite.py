@@ -142,7 +142,7 @@ from sitemap_core.sources.base import Item
 from sitemap_core.sources.pages import Page
 from sitemap_core.sources.sql.names import IDENTIFIER, quoted
 from sitemap_core.sources.sql.ranks import Plan, Version
-from sitemap_core.sources.sql.sqlite_pages import PageFacts, install_page_facts, unique_besides
+from sitemap_core.sources.sql.sqlite_pages import PageFacts, install_page_facts, silent_deletes
 from sitemap_core.sources.sql.sqlite_ranks import Mode, SQLiteStatements, run
 
 __all__ = [
@@ -193,8 +193,8 @@ def install_change_log(conn: sqlite3.Connection, table: str, key: str, log_table
     :func:`install_version_triggers`, or for a big table :func:`install_page_facts`.
 
     Refused (:class:`ConfigurationError`) for a table with a unique index on other
-    columns than ``key``: a REPLACE that clashes there deletes a row without firing a
-    DELETE trigger.
+    columns than ``key``, or another ``INTEGER PRIMARY KEY``: a REPLACE that clashes
+    there deletes a row without firing a DELETE trigger.
 
     The log grows by a row per change. Prune it now and then (``DELETE FROM log WHERE
     id < ...``): the counter stays where it was.
@@ -202,30 +202,12 @@ def install_change_log(conn: sqlite3.Connection, table: str, key: str, log_table
     source, log = quoted("table", table), quoted("log_table", log_table)
     column = quoted("key", key)
     prefix = f"{table}_{log_table}"
-    # REPLACE on a clash with another unique column deletes that row without firing
-    # DELETE triggers (unless recursive_triggers is on): the log would miss it.
-    columns = unique_besides(conn, table, key)
-    if columns is not None:
+    reason = silent_deletes(conn, table, key)
+    if reason is not None:
         raise ConfigurationError(
-            f"table {table!r} has a unique index on {columns}: INSERT OR REPLACE there"
-            " deletes rows without a DELETE trigger, so a change log would miss them;"
-            " use install_version_triggers() (version_table=) instead"
-        )
-    # An INTEGER PRIMARY KEY is the rowid, unique without an index pragma_index_list
-    # shows: a REPLACE clashing there deletes a row without a DELETE trigger too.
-    primary = [
-        (name, kind)
-        for name, kind, rank in conn.execute(
-            "SELECT name, type, pk FROM pragma_table_info(?)", (table,)
-        )
-        if rank
-    ]
-    if len(primary) == 1 and primary[0][1].upper() == "INTEGER" and primary[0][0] != key:
-        raise ConfigurationError(
-            f"table {table!r} has the INTEGER PRIMARY KEY {primary[0][0]!r} besides the key"
-            f" {key!r}: INSERT OR REPLACE there deletes rows without a DELETE trigger, so a"
-            " change log would miss them; use install_version_triggers() (version_table=)"
-            " instead, or the primary key as the key"
+            f"table {table!r} has {reason}: INSERT OR REPLACE there deletes rows without a"
+            " DELETE trigger, so a change log would miss them; use install_version_triggers()"
+            " (version_table=) instead"
         )
     conn.execute(f"CREATE TABLE IF NOT EXISTS {log} (id INTEGER PRIMARY KEY AUTOINCREMENT, key)")
     # The log's counter row, which SQLite would add only at the first change logged:

@@ -43,7 +43,7 @@ __all__ = [
     "install_page_facts",
     "later",
     "page_of",
-    "unique_besides",
+    "silent_deletes",
 ]
 
 #: When a write changed a page, as the triggers write it (UTC, to the millisecond: two
@@ -180,29 +180,26 @@ def checked_width(page_width: object) -> int:
     return page_width
 
 
-def unique_besides(conn: sqlite3.Connection, table: str, key: str) -> list[str] | None:
-    """The columns of a unique index of ``table`` on other columns than ``key``, if any.
-
-    ``INSERT OR REPLACE`` clashing there deletes a row without firing a ``DELETE``
-    trigger, which the change log and the page facts would both miss.
-    """
+def silent_deletes(conn: sqlite3.Connection, table: str, key: str) -> str | None:
+    """What lets ``INSERT OR REPLACE`` delete a row of ``table`` without firing a
+    ``DELETE`` trigger (which the change log and the page facts would both miss):
+    a unique index on other columns than ``key``, or an ``INTEGER PRIMARY KEY`` (the
+    rowid, unique without an index) other than ``key``; None when nothing does."""
     indexes = conn.execute('SELECT name, "unique" FROM pragma_index_list(?)', (table,))
     for index, unique in indexes.fetchall():
         info = conn.execute("SELECT name FROM pragma_index_info(?)", (index,))
         columns = [row[0] for row in info]
         if unique and columns != [key]:
-            return columns
+            return f"a unique index on {columns}"
+    primary = conn.execute("SELECT name, type FROM pragma_table_info(?) WHERE pk", (table,))
+    keys = primary.fetchall()
+    if len(keys) == 1 and keys[0][1].upper() == "INTEGER" and keys[0][0] != key:
+        return f"the INTEGER PRIMARY KEY {keys[0][0]!r} besides the key {key!r}"
     return None
 
 
 def _refuse_replace_holes(conn: sqlite3.Connection, table: str, key: str) -> None:
-    # See unique_besides; and the key must be an integer column (pages are key ranges).
-    columns = unique_besides(conn, table, key)
-    if columns is not None:
-        raise ConfigurationError(
-            f"table {table!r} has a unique index on {columns}: INSERT OR REPLACE there"
-            " deletes rows without a DELETE trigger, so page facts would miss them"
-        )
+    # The key must be an integer column (pages are key ranges); see silent_deletes.
     declared = {
         name: kind.upper()
         for name, kind in conn.execute("SELECT name, type FROM pragma_table_info(?)", (table,))
@@ -213,6 +210,12 @@ def _refuse_replace_holes(conn: sqlite3.Connection, table: str, key: str) -> Non
         raise ConfigurationError(
             f"key {key!r} of table {table!r} is declared {declared[key] or 'without a type'}:"
             " page facts need an integer key (pages are ranges of keys)"
+        )
+    reason = silent_deletes(conn, table, key)
+    if reason is not None:
+        raise ConfigurationError(
+            f"table {table!r} has {reason}: INSERT OR REPLACE there deletes rows without"
+            " a DELETE trigger, so page facts would miss them"
         )
 
 

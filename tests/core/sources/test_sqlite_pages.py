@@ -270,6 +270,25 @@ def test_install_refuses_a_text_key(tmp_path: Path) -> None:
     db.close()
 
 
+@pytest.mark.parametrize(
+    ("schema", "message"),
+    [
+        ("id INTEGER PRIMARY KEY, pos INTEGER, lastmod TEXT", "INTEGER PRIMARY KEY 'id'"),
+        ("pos INTEGER, slug TEXT UNIQUE, lastmod TEXT", "unique index on \\['slug'\\]"),
+    ],
+)
+def test_install_refuses_a_table_that_replaces_rows_without_a_delete(
+    tmp_path: Path, schema: str, message: str
+) -> None:
+    """INSERT OR REPLACE clashing on another unique column (the rowid included) deletes
+    a row without a DELETE trigger: page facts would miss it, as a change log would."""
+    with sqlite3.connect(tmp_path / "t.db") as db:
+        db.execute(f"CREATE TABLE t ({schema})")
+        with pytest.raises(ConfigurationError, match=message):
+            install_page_facts(db, "t", "pos", "t_pages", lastmod="lastmod")
+    db.close()
+
+
 def test_facts_not_installed_is_a_clear_error(tmp_path: Path) -> None:
     path = tmp_path / "blog.db"
     with sqlite3.connect(path) as db:

@@ -83,7 +83,8 @@ or an auto-increment column does not promise under concurrency.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from contextlib import aclosing
 from typing import Any, ClassVar, Generic, TypeVar
 
 from sqlalchemy import (
@@ -457,14 +458,26 @@ class AsyncSQLAlchemySource(_Base[AsyncEngine]):
         """As :meth:`SQLAlchemySource.stable_items`, streamed."""
         if self._condition is None:
             await self._facts_rows("layout")
-        async with self._engine.connect() as conn:
-            result = await conn.stream(self._window(), {"low": start, "high": stop})
-            build = self._sql.build
-            try:
-                async for row in result:
-                    yield build(row)
-            finally:
-                await result.close()
+        async with (
+            self._engine.connect() as conn,
+            aclosing(self._streamed(conn, self._window(), {"low": start, "high": stop})) as items,
+        ):
+            async for item in items:
+                yield item
+
+    async def _streamed(
+        self, conn: AsyncConnection, statement: Any, params: Any
+    ) -> AsyncGenerator[Item, None]:
+        """The items ``build`` makes of the rows of ``statement``, streamed; its
+        callers close it (``aclosing``): an async generator does not close the one it
+        iterates when it is closed itself."""
+        result = await conn.stream(statement, params)
+        build = self._sql.build
+        try:
+            async for row in result:
+                yield build(row)
+        finally:
+            await result.close()
 
     async def slice(self, start: int, stop: int | None) -> AsyncIterator[Item]:
         """The items of rows ``[start, stop)`` in key order, streamed."""
@@ -479,13 +492,9 @@ class AsyncSQLAlchemySource(_Base[AsyncEngine]):
             query = value if done else await _arun(conn, plan, value)
             if query is None:
                 return
-            result = await conn.stream(*query)
-            build = self._sql.build
-            try:
-                async for row in result:
-                    yield build(row)
-            finally:
-                await result.close()
+            async with aclosing(self._streamed(conn, *query)) as items:
+                async for item in items:
+                    yield item
 
     async def fingerprint(self, start: int, stop: int) -> object:
         """As :meth:`SQLAlchemySource.fingerprint`."""

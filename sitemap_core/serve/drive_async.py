@@ -150,12 +150,9 @@ async def _answer(
             return await sharing.once(need.shared, partial(_fact, need, runner))
         return await _fact(need, runner)
     if isinstance(need, flow.CacheRead):
-        cache, key = site.cache, need.key
-        return None if cache is None else await _cached(cache, runner, cache_get, cache, key)
+        return await _cached(need.cache, runner, cache_get, need.cache, need.key)
     if isinstance(need, flow.CacheWrite):
-        if site.cache is not None:
-            await _cached(site.cache, runner, cache_set, site.cache, need.key, need.data)
-        return None
+        return await _cached(need.cache, runner, cache_set, need.cache, need.key, need.data)
     if isinstance(need, flow.RecentChanges):
         return await recent_changes_async(need.sources, runner, need.limit, need.since)
     if isinstance(need, flow.RenderFeed):

@@ -79,11 +79,9 @@ def _answer(site: Site[UrlSource], need: flow.Need) -> Any:
             return need.source.count()
         return getattr(need.source, need.kind)(need.start, need.stop)
     if isinstance(need, flow.CacheRead):
-        return None if site.cache is None else cache_get(site.cache, need.key)
+        return cache_get(need.cache, need.key)
     if isinstance(need, flow.CacheWrite):
-        if site.cache is not None:
-            cache_set(site.cache, need.key, need.data)
-        return None
+        return cache_set(need.cache, need.key, need.data)
     if isinstance(need, flow.RecentChanges):
         return recent_changes(need.sources, need.limit, need.since)
     if isinstance(need, flow.RenderFeed):

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Generic, Literal, TypeAlias
 
+from sitemap_core.memory.cache import PageCache
 from sitemap_core.memory.recall import Check, Recalled
 from sitemap_core.model.hosts import BaseURL
 from sitemap_core.model.recent import Recent, cutoff
@@ -105,15 +106,17 @@ class Fact(Generic[S]):
 
 @dataclass(frozen=True)
 class CacheRead:
-    """The page cache's bytes under ``key``, or None."""
+    """The bytes under ``key`` in the site's page cache ``cache``, or None."""
 
+    cache: PageCache
     key: str
 
 
 @dataclass(frozen=True)
 class CacheWrite:
-    """Store ``data`` under ``key`` in the page cache; answered with None."""
+    """Store ``data`` under ``key`` in the site's page cache ``cache``; answered with None."""
 
+    cache: PageCache
     key: str
     data: bytes
 
@@ -294,7 +297,7 @@ def _cached_answer(site: Site[S], answer: Answer | None) -> Flow:
     # The page cache's copy of a remembered answer's document, if it holds one.
     if answer is None or site.cache is None or answer.cache_key is None:
         return None
-    hit = yield CacheRead(answer.cache_key)
+    hit = yield CacheRead(site.cache, answer.cache_key)
     return None if hit is None else cached_reply(answer, hit)
 
 
@@ -325,7 +328,7 @@ def _document(
         return answered
     key = ready.cache_key
     if site.cache is not None and key is not None and (answer is None or answer.cache_key != key):
-        hit = yield CacheRead(key)
+        hit = yield CacheRead(site.cache, key)
         if hit is not None:
             return Reply(200, ready.full_headers(ready.validators, len(hit)), [hit])
     body = Body(plan, ready.coding, ready.sized, key, keep=site.cache is not None)
@@ -504,7 +507,7 @@ def _feed(site: Site[S], pending: Pending[S], memo: Hashable | None) -> Flow:
     if memo is not None:
         site.answers.put(memo, answer)
         if site.cache is not None and answer.cache_key is not None:
-            yield CacheWrite(answer.cache_key, data)
+            yield CacheWrite(site.cache, answer.cache_key, data)
     reply = remembered_reply(pending, answer)
     return cached_reply(answer, data) if reply is None else reply
 

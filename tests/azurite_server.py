@@ -15,10 +15,7 @@ import base64
 import hashlib
 import hmac
 import os
-import socket
-import subprocess
 import tempfile
-import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -28,6 +25,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from http_process import http_process
 
 ROOT = Path(__file__).resolve().parents[1]
 BINARY = ROOT / ".azurite" / "node_modules" / ".bin" / "azurite-blob"
@@ -40,12 +38,6 @@ _SIGNED = (
     "content-encoding", "content-language", "content-length", "content-md5", "content-type",
     "date", "if-modified-since", "if-match", "if-none-match", "if-unmodified-since", "range",
 )  # fmt: skip
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @dataclass(frozen=True)
@@ -83,19 +75,6 @@ class Azurite:
         return httpx.request(method, url, params=query, headers=headers, trust_env=False)
 
 
-def _wait(process: subprocess.Popen[bytes], port: int) -> bool:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            return False
-        try:
-            httpx.get(f"http://127.0.0.1:{port}/", timeout=2, trust_env=False)
-            return True
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    pytest.fail("Azurite did not answer within 60 s")
-
-
 @contextmanager
 def azurite() -> Iterator[Azurite]:
     """Start Azurite's blob service on 127.0.0.1 and stop it afterwards."""
@@ -106,35 +85,19 @@ def azurite() -> Iterator[Azurite]:
         pytest.skip(reason)
     # Its working folder (debug log and the like) is the current one: a fresh one.
     with tempfile.TemporaryDirectory(prefix="azurite-") as workspace:
-        for _ in range(5):  # a port picked free may be taken before the server binds it
-            port = _free_port()
-            process = subprocess.Popen(
-                [
-                    str(BINARY),
-                    "--blobHost",
-                    "127.0.0.1",
-                    "--blobPort",
-                    str(port),
-                    "--inMemoryPersistence",
-                    "--disableTelemetry",
-                    "--skipApiVersionCheck",
-                    "--silent",
-                ],
-                cwd=workspace,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-            if _wait(process, port):
-                break
-        else:
-            pytest.fail("Azurite could not bind a port in 5 tries")
-        try:
+
+        def command(port: int) -> list[str]:
+            return [
+                str(BINARY),
+                "--blobHost",
+                "127.0.0.1",
+                "--blobPort",
+                str(port),
+                "--inMemoryPersistence",
+                "--disableTelemetry",
+                "--skipApiVersionCheck",
+                "--silent",
+            ]
+
+        with http_process(command, "Azurite", Path(workspace)) as port:
             yield Azurite(port)
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()

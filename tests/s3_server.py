@@ -9,31 +9,21 @@ the end.
 
 from __future__ import annotations
 
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
 import pytest
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
+from http_process import http_process
 
 
 @dataclass(frozen=True)
 class S3Server:
-    """A running moto server: its endpoint and its process."""
+    """A running moto server: its endpoint."""
 
     port: int
-    process: subprocess.Popen[bytes]
 
     @property
     def endpoint(self) -> str:
@@ -64,42 +54,13 @@ class S3Server:
         )
 
 
-def _wait(process: subprocess.Popen[bytes], port: int) -> bool:
-    # True once the server answers; False if it exited (its port was taken).
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            return False
-        try:
-            httpx.get(f"http://127.0.0.1:{port}/", timeout=2, trust_env=False)
-            return True
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    pytest.fail("moto's server did not answer within 60 s")
-
-
 @contextmanager
 def s3_server() -> Iterator[S3Server]:
     """Start moto's S3 server on 127.0.0.1 and stop it afterwards."""
     pytest.importorskip("moto.server", reason="moto[server] is in the dev extras")
-    for _ in range(5):  # a port picked free may be taken before the server binds it
-        port = _free_port()
-        process = subprocess.Popen(
-            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        if _wait(process, port):
-            break
-    else:
-        pytest.fail("moto's server could not bind a port in 5 tries")
-    try:
-        yield S3Server(port, process)
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+
+    def command(port: int) -> list[str]:
+        return [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)]
+
+    with http_process(command, "moto's server") as port:
+        yield S3Server(port)

@@ -322,17 +322,30 @@ APP_MODULE = """
 """
 
 
-def run_command(tmp_path: Path, *, terminal: bool) -> tuple[int, str]:
+def run_command(
+    tmp_path: Path,
+    *,
+    terminal: bool,
+    target: str = "out",
+    env: Mapping[str, str] | None = None,
+    timeout: float = 60,
+) -> tuple[int, str]:
+    """``sitemap build static_app:app TARGET`` run as a user runs it, on a terminal
+    (a pseudo-terminal) or a pipe: its exit status and what it printed."""
     (tmp_path / "static_app.py").write_text(textwrap.dedent(APP_MODULE))
-    command = [sys.executable, "-m", "sitemap_commands.cli", "build", "static_app:app", "out"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "100"}
+    command = [sys.executable, "-m", "sitemap_commands.cli", "build", "static_app:app", target]
+    environment = {**os.environ, **(env or {}), "PYTHONPATH": str(ROOT), "COLUMNS": "100"}
     if not terminal:
-        done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, timeout=60)
+        done = subprocess.run(
+            command, cwd=tmp_path, env=environment, capture_output=True, timeout=timeout
+        )
         return done.returncode, done.stdout.decode()
     import pty
 
     leader, follower = pty.openpty()
-    process = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=follower, stderr=follower)
+    process = subprocess.Popen(
+        command, cwd=tmp_path, env=environment, stdout=follower, stderr=follower
+    )
     os.close(follower)
     chunks = []
     while True:
@@ -344,7 +357,7 @@ def run_command(tmp_path: Path, *, terminal: bool) -> tuple[int, str]:
             break
         chunks.append(data)
     os.close(leader)
-    return process.wait(timeout=60), b"".join(chunks).decode(errors="replace")
+    return process.wait(timeout=timeout), b"".join(chunks).decode(errors="replace")
 
 
 def test_a_terminal_gets_a_progress_bar(tmp_path: Path) -> None:

@@ -35,7 +35,8 @@ from sitemap_commands.publish.store import Store, open_store
 from sitemap_core.serve.site import DEFAULT_CACHE_CONTROL
 
 from .conftest import FRONTS, flask_sitemap, standard_sources
-from .test_build import KEY, ROOT, Boom, posts_database, raw_get, sqlite_posts
+from .test_build import APP_MODULE, KEY, ROOT, Boom, posts_database, raw_get, sqlite_posts
+from .test_build import run_command as run_build
 
 BUCKET = "sitemaps"
 TARGET = f"s3://{BUCKET}/site"
@@ -396,45 +397,9 @@ def test_an_app_robots_txt_publishes_its_lines(s3: Any) -> None:
     assert objects(s3)[f"site/{ROBOTS_LINES}"]["ContentType"] == "text/plain; charset=utf-8"
 
 
-APP_MODULE = """
-    from flask_sitemapper import SitemapMiddleware
-
-    def hello(environ, start_response):
-        start_response("404 Not Found", [("Content-Type", "text/plain")])
-        return [b"Not Found"]
-
-    app = SitemapMiddleware(
-        hello,
-        {"posts": [f"https://example.org/posts/{i}" for i in range(40)]},
-        base_url="https://example.org",
-        page_size=10,
-    )
-"""
-
-
 def run_command(tmp_path: Path, server: S3Server, *, terminal: bool) -> tuple[int, str]:
-    (tmp_path / "static_app.py").write_text(textwrap.dedent(APP_MODULE))
-    command = [sys.executable, "-m", "sitemap_commands.cli", "build", "static_app:app", TARGET]
-    env = {**os.environ, **server.env(), "PYTHONPATH": str(ROOT), "COLUMNS": "100"}
-    if not terminal:
-        done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, timeout=120)
-        return done.returncode, done.stdout.decode()
-    import pty
-
-    leader, follower = pty.openpty()
-    process = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=follower, stderr=follower)
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            data = os.read(leader, 65536)
-        except OSError:  # the terminal closed: the command ended
-            break
-        if not data:
-            break
-        chunks.append(data)
-    os.close(leader)
-    return process.wait(timeout=120), b"".join(chunks).decode(errors="replace")
+    """``sitemap build static_app:app s3://...`` as a user runs it (see test_build)."""
+    return run_build(tmp_path, terminal=terminal, target=TARGET, env=server.env(), timeout=120)
 
 
 def test_the_command_shows_a_progress_bar_then_the_uploads_and_sums_up(

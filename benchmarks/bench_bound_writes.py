@@ -1,0 +1,279 @@
+"""Benchmark: what stored boundaries' triggers add to writes with a text key (issue 21).
+
+For PostgreSQL (a throwaway durable server, ``tests/postgres.py``, as
+``bench_pages.py`` starts it) and for SQLite (a file in a temporary folder, default
+settings), it creates ``articles (slug TEXT PRIMARY KEY, updated_at)`` with ``--rows``
+rows of random-looking slugs, installs the page facts with ``stored_bounds=True`` and
+50,000 URLs a page (:func:`~sitemap_core.sources.sql.sqla_pages.install_page_facts`),
+and times, as medians of ``--writes`` writes each committed alone:
+
+* a single-row INSERT (a new random slug), UPDATE (of a random row's date) and DELETE
+  (of a row inserted before), with the triggers and bare (PostgreSQL: the triggers
+  disabled; SQLite: dropped, then timed again);
+* the one write that splits a full page: a page filled to 50,000 rows first, then one
+  INSERT into it (with the triggers only: bare, nothing splits).
+
+Run from the repository root (about a minute at the default million rows)::
+
+    .venv/bin/python benchmarks/bench_bound_writes.py [--rows 1000000] [--writes 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import platform
+import random
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+import psycopg  # noqa: E402
+from bench_postgres import SETTINGS  # noqa: E402
+from postgres import Unavailable, start_postgres  # noqa: E402
+from sqlalchemy import create_engine  # noqa: E402
+
+from sitemap_core.limits import MAX_URLS_PER_SITEMAP  # noqa: E402
+from sitemap_core.sources.sql import sqla_pages, sqlite_pages  # noqa: E402
+
+WIDTH = MAX_URLS_PER_SITEMAP
+DURABLE = {
+    **SETTINGS,
+    "fsync": "on",
+    "synchronous_commit": "on",
+    "full_page_writes": "on",
+}
+
+
+def slug(i: int) -> str:
+    """A random-looking slug: inserts land on every page, as a UUID key's do."""
+    return "a" + hashlib.md5(str(i).encode()).hexdigest()
+
+
+def _clock(func: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    func()
+    return time.perf_counter() - started
+
+
+class Writes:
+    """Single-row writes on one connection, each committed alone (``execute`` and
+    ``commit`` as the driver has them)."""
+
+    def __init__(self, execute: Callable[[str, tuple[object, ...]], object], rows: int) -> None:
+        self.execute = execute
+        self.rows = rows
+        self.fresh = rows * 10
+
+    def singles(self, count: int, mark: str) -> dict[str, float]:
+        """Median seconds of ``count`` INSERTs, UPDATEs and DELETEs."""
+        times: dict[str, list[float]] = {"insert": [], "update": [], "delete": []}
+        first = self.fresh
+        self.fresh += count
+        pick = random.Random(count)
+        for i in range(first, first + count):
+            times["insert"].append(
+                _clock(
+                    lambda i=i: self.execute(
+                        f"INSERT INTO articles VALUES ({mark}, now_())", (slug(i),)
+                    )
+                )
+            )
+            old = slug(pick.randrange(self.rows))
+            times["update"].append(
+                _clock(
+                    lambda old=old: self.execute(
+                        f"UPDATE articles SET updated_at = now_() WHERE slug = {mark}", (old,)
+                    )
+                )
+            )
+        for i in range(first, first + count):
+            times["delete"].append(
+                _clock(
+                    lambda i=i: self.execute(
+                        f"DELETE FROM articles WHERE slug = {mark}", (slug(i),)
+                    )
+                )
+            )
+        return {kind: statistics.median(values) for kind, values in times.items()}
+
+
+def postgres(rows: int, writes: int) -> dict[str, object]:
+    with start_postgres(DURABLE) as url:
+        dsn = url.replace("postgresql+psycopg://", "postgresql://")
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute("CREATE TABLE articles (slug TEXT PRIMARY KEY, updated_at TIMESTAMPTZ)")
+            conn.execute(
+                "INSERT INTO articles SELECT 'a' || md5(i::text), now()"
+                " FROM generate_series(0, %s) i",
+                (rows - 1,),
+            )
+            engine = create_engine(url)
+            install = _clock(
+                lambda: sqla_pages.install_page_facts(
+                    engine,
+                    "articles",
+                    "slug",
+                    "articles_pages",
+                    lastmod="updated_at",
+                    stored_bounds=True,
+                )
+            )
+            engine.dispose()
+            conn.execute("VACUUM ANALYZE")
+            run = Writes(
+                lambda sql, params: conn.execute(sql.replace("now_()", "now()"), params), rows
+            )
+            run.singles(50, "%s")  # warm-up
+            with_triggers = run.singles(writes, "%s")
+            conn.execute("ALTER TABLE articles DISABLE TRIGGER USER")
+            bare = run.singles(writes, "%s")
+            conn.execute("ALTER TABLE articles ENABLE TRIGGER USER")
+            split = pg_split(conn)
+            version = conn.execute("SHOW server_version").fetchone()
+    return {
+        "install": install,
+        "with": with_triggers,
+        "bare": bare,
+        "split": split,
+        "server": f"PostgreSQL {version[0] if version else '?'}",
+    }
+
+
+def pg_split(conn: psycopg.Connection) -> float:
+    """Seconds of the INSERT that splits a page filled to the width."""
+    page, urls, low = conn.execute(
+        "SELECT f.page, f.urls, b.low FROM articles_pages f JOIN articles_pages_bounds b"
+        " USING (page) WHERE b.low IS NOT NULL AND b.high IS NOT NULL ORDER BY f.page LIMIT 1"
+    ).fetchone()
+    fill = WIDTH - urls
+    conn.execute(
+        "INSERT INTO articles SELECT %s || '-' || lpad(i::text, 6, '0'), now()"
+        " FROM generate_series(1, %s) i",
+        (low, fill),
+    )
+    assert (
+        conn.execute("SELECT urls FROM articles_pages WHERE page = %s", (page,)).fetchone()[0]
+        == WIDTH
+    )
+    return _clock(lambda: conn.execute("INSERT INTO articles VALUES (%s || '-x', now())", (low,)))
+
+
+def sqlite(rows: int, writes: int) -> dict[str, object]:
+    with tempfile.TemporaryDirectory() as folder:
+        conn = sqlite3.connect(Path(folder) / "bench.db", isolation_level=None)
+        conn.create_function("now_", 0, lambda: time.strftime("%Y-%m-%dT%H:%M:%SZ"))
+        conn.execute("CREATE TABLE articles (slug TEXT PRIMARY KEY, updated_at TEXT)")
+        conn.execute("BEGIN")
+        conn.executemany(
+            "INSERT INTO articles VALUES (?, '2026-01-01T00:00:00Z')",
+            ((slug(i),) for i in range(rows)),
+        )
+        conn.execute("COMMIT")
+
+        def install() -> None:
+            sqlite_pages.install_page_facts(
+                conn, "articles", "slug", "articles_pages", lastmod="updated_at", stored_bounds=True
+            )
+
+        seconds = _clock(install)
+        run = Writes(conn.execute, rows)
+        run.singles(50, "?")
+        with_triggers = run.singles(writes, "?")
+        split = sqlite_split(conn)
+        for (name,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'articles'"
+        ).fetchall():
+            conn.execute(f'DROP TRIGGER "{name}"')
+        bare = run.singles(writes, "?")
+        conn.close()
+    return {
+        "install": seconds,
+        "with": with_triggers,
+        "bare": bare,
+        "split": split,
+        "server": f"SQLite {sqlite3.sqlite_version}",
+    }
+
+
+def sqlite_split(conn: sqlite3.Connection) -> float:
+    """Seconds of the INSERT that splits a page filled to the width."""
+    page, urls, low = conn.execute(
+        "SELECT f.page, f.urls, b.low FROM articles_pages f JOIN articles_pages_bounds b"
+        " USING (page) WHERE b.low IS NOT NULL AND b.high IS NOT NULL ORDER BY f.page LIMIT 1"
+    ).fetchone()
+    conn.execute("BEGIN")
+    conn.executemany(
+        "INSERT INTO articles VALUES (?, '2026-01-02T00:00:00Z')",
+        ((f"{low}-{i:06d}",) for i in range(WIDTH - urls)),
+    )
+    conn.execute("COMMIT")
+    assert (
+        conn.execute("SELECT urls FROM articles_pages WHERE page = ?", (page,)).fetchone()[0]
+        == WIDTH
+    )
+    return _clock(lambda: conn.execute("INSERT INTO articles VALUES (? || '-x', now_())", (low,)))
+
+
+def machine() -> str:
+    """What the figures were measured on: the commit, CPUs, Python and the load."""
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
+    load = " / ".join(f"{x:.2f}" for x in os.getloadavg())
+    return (
+        f"At {commit}, {platform.machine()}, {os.cpu_count()} cores, CPython"
+        f" {platform.python_version()}, load {load} (at the end of the run)"
+    )
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.2f}"
+
+
+def report(results: dict[str, dict[str, object]], rows: int, writes: int) -> str:
+    lines = [
+        f"{machine()}; {rows:,} rows, medians of {writes} single-row writes",
+        "| Database | Single INSERT / UPDATE / DELETE, with the triggers (bare), ms"
+        " | The INSERT that splits a full page | Install |",
+        "|---|---:|---:|---:|",
+    ]
+    for got in results.values():
+        with_, bare = got["with"], got["bare"]
+        assert isinstance(with_, dict) and isinstance(bare, dict)
+        cells = " / ".join(
+            f"{ms(with_[k])} ({ms(bare[k])})" for k in ("insert", "update", "delete")
+        )
+        ratios = ", ".join(f"{with_[k] / bare[k]:.2f}x" for k in ("insert", "update", "delete"))
+        split, install = got["split"], got["install"]
+        assert isinstance(split, float) and isinstance(install, float)
+        lines.append(f"| {got['server']} | {cells} ({ratios}) | {ms(split)} ms | {install:.1f} s |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--writes", type=int, default=300)
+    args = parser.parse_args(argv)
+    results = {"sqlite": sqlite(args.rows, args.writes)}
+    try:
+        results["postgresql"] = postgres(args.rows, args.writes)
+    except Unavailable as exc:
+        print(f"PostgreSQL is not available: {exc}", file=sys.stderr)
+    print(report(results, args.rows, args.writes))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -114,16 +114,16 @@ def _install(conn: Connection, table: str, key: str, facts: str, options: _Optio
     for statement in names.tables():
         conn.exec_driver_sql(statement)
     kind = STORED if options.stored_bounds else RANGES
-    known = conn.exec_driver_sql(f"SELECT width, condition, keys FROM {names.layout}").first()
+    known = conn.exec_driver_sql(f"SELECT width, condition, kind FROM {names.layout}").first()
     if known is None or tuple(known) != (width, condition, kind) or options.recount:
         for statement in names.recount(width):
             conn.exec_driver_sql(statement)
         conn.execute(
             text(
-                f"INSERT INTO {names.layout} (width, epoch, version, condition, keys)"
-                " VALUES (:width, :epoch, 0, :condition, :keys)"
+                f"INSERT INTO {names.layout} (width, epoch, version, condition, kind)"
+                " VALUES (:width, :epoch, 0, :condition, :kind)"
             ),
-            {"width": width, "epoch": secrets.token_hex(8), "condition": condition, "keys": kind},
+            {"width": width, "epoch": secrets.token_hex(8), "condition": condition, "kind": kind},
         )
     for statement in names.triggers(width):
         conn.exec_driver_sql(statement)
@@ -186,7 +186,7 @@ class _Names:
             f"CREATE TABLE IF NOT EXISTS {self.layout} (width BIGINT NOT NULL,"
             " epoch TEXT NOT NULL, version BIGINT NOT NULL, condition TEXT NOT NULL)",
             # The kind of pages (a layout from before stored boundaries: ranges).
-            f"ALTER TABLE {self.layout} ADD COLUMN IF NOT EXISTS keys TEXT NOT NULL DEFAULT ''",
+            f"ALTER TABLE {self.layout} ADD COLUMN IF NOT EXISTS kind TEXT NOT NULL DEFAULT ''",
         ]
 
     def recount(self, width: int) -> list[str]:

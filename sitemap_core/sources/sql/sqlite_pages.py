@@ -118,7 +118,7 @@ def install_page_facts(
     kind = STORED if stored_bounds else RANGES
     _create_tables(conn, f, layout)
     stored = sqlite_bounds.prepare(conn, table, key, facts, lastmod, condition, stored_bounds)
-    row = conn.execute(f"SELECT width, condition, keys FROM {layout}").fetchone()
+    row = conn.execute(f"SELECT width, condition, kind FROM {layout}").fetchone()
     if row is None or tuple(row) != (width, condition, kind) or recount:
         _recount(conn, (t, k, f, layout, bounds_table(facts)), lastmod, width, condition, stored)
     member = _membership(conn, table, condition)
@@ -148,11 +148,11 @@ def _create_tables(conn: sqlite3.Connection, f: str, layout: str) -> None:
     )
     conn.execute(
         f"CREATE TABLE IF NOT EXISTS {layout} (width INTEGER NOT NULL, epoch TEXT NOT NULL,"
-        " version INTEGER NOT NULL, condition TEXT NOT NULL, keys TEXT NOT NULL DEFAULT '')"
+        " version INTEGER NOT NULL, condition TEXT NOT NULL, kind TEXT NOT NULL DEFAULT '')"
     )
     columns = {row[1] for row in conn.execute(f"PRAGMA table_info({layout})")}
-    if "keys" not in columns:
-        conn.execute(f"ALTER TABLE {layout} ADD COLUMN keys TEXT NOT NULL DEFAULT ''")
+    if "kind" not in columns:
+        conn.execute(f"ALTER TABLE {layout} ADD COLUMN kind TEXT NOT NULL DEFAULT ''")
 
 
 def inline_condition(conn: sqlite3.Connection, where: str | None, params: Sequence[Any]) -> str:
@@ -271,7 +271,7 @@ def _recount(
         conn.execute(statement)
     conn.execute(f"DELETE FROM {layout}")
     conn.execute(
-        f"INSERT INTO {layout} (width, epoch, version, condition, keys) VALUES (?, ?, 0, ?, ?)",
+        f"INSERT INTO {layout} (width, epoch, version, condition, kind) VALUES (?, ?, 0, ?, ?)",
         (width, secrets.token_hex(8), condition, RANGES if stored is None else STORED),
     )
 
@@ -344,11 +344,11 @@ class PageFacts:
         f, layout = quoted("page_facts", facts), quoted("page_facts", f"{facts}_layout")
         self.name = facts
         #: The whole source's version: one row.
-        self.layout_sql = f"SELECT epoch, version, width, condition, keys FROM {layout}"
+        self.layout_sql = f"SELECT epoch, version, width, condition, kind FROM {layout}"
         #: The pages numbered [first, stop) that hold rows, with the layout.
         self.pages_sql = (
             f"SELECT l.epoch, l.width, f.page, f.urls, f.newest, f.changed, f.version,"
-            " l.keys, l.condition"
+            " l.kind, l.condition"
             f" FROM {f} AS f CROSS JOIN {layout} AS l"
             " WHERE f.page >= :low AND f.page < :high AND f.urls > 0 ORDER BY f.page"
         )
@@ -392,12 +392,12 @@ class PageFacts:
         return [
             Page(
                 page + 1,
-                *(_slot(page, width) if keys == STORED else _keys(page, width)),
+                *(_slot(page, width) if kind == STORED else _keys(page, width)),
                 int(urls),
                 later(newest, changed),
                 (str(epoch), page, int(version)),
             )
-            for epoch, width, page, urls, newest, changed, version, keys, _ in rows
+            for epoch, width, page, urls, newest, changed, version, kind, _ in rows
         ]
 
 

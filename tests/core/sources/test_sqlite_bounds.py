@@ -218,3 +218,20 @@ def test_random_writes_list_every_row_once(tmp_path: Path, ops: list[tuple[str, 
     got = listed(path)
     assert len(got) == len(set(got))
     assert set(got) == live
+
+
+def test_a_layout_from_before_stored_bounds_is_upgraded_by_one_install(tmp_path: Path) -> None:
+    """Facts installed before the layout had its kind: one install call adds it and
+    keeps every page's ETag (the pages were ranges of integer keys, and still are)."""
+    path = tmp_path / "old.db"
+    with closing(sqlite3.connect(path)) as db:
+        db.execute("CREATE TABLE posts (id INTEGER PRIMARY KEY, updated_at TEXT)")
+        db.executemany("INSERT INTO posts VALUES (?, '2024-01-01')", [(i,) for i in range(1, 20)])
+        db.commit()
+        facts = {"lastmod": "updated_at", "page_width": WIDTH}
+        install_page_facts(db, "posts", "id", "posts_pages", **facts)  # type: ignore[arg-type]
+        epoch = db.execute("SELECT epoch FROM posts_pages_layout").fetchone()
+        db.execute("ALTER TABLE posts_pages_layout DROP COLUMN kind")
+        db.commit()
+        install_page_facts(db, "posts", "id", "posts_pages", **facts)  # type: ignore[arg-type]
+        assert db.execute("SELECT epoch, kind FROM posts_pages_layout").fetchone() == (*epoch, "")

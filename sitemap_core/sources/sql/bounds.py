@@ -30,10 +30,29 @@ from dataclasses import dataclass
 
 from sitemap_core.sources.sql.names import quoted
 
-__all__ = ["RANGES", "STORED", "StoredBounds", "bounds_table", "stored_page"]
+__all__ = [
+    "BUCKETS",
+    "MONTHS",
+    "RANGES",
+    "STORED",
+    "StoredBounds",
+    "bounds_table",
+    "kind_of",
+    "stored_page",
+]
 
-#: The kind of pages a layout records: ranges of integer keys, or stored boundaries.
-RANGES, STORED = "", "stored"
+#: The kind of pages a layout records: ranges of integer keys, stored boundaries, or
+#: stored boundaries in date buckets (a page per month at least).
+RANGES, STORED, MONTHS = "", "stored", "stored-month"
+#: How many characters of a key name its bucket, per kind of stored boundaries.
+BUCKETS = {STORED: 0, MONTHS: len("2026-03")}
+
+
+def kind_of(stored_bounds: bool, month_buckets: bool) -> str:
+    """The kind of pages an installation asks for."""
+    if month_buckets:
+        return MONTHS
+    return STORED if stored_bounds else RANGES
 
 
 def bounds_table(facts: str) -> str:
@@ -65,10 +84,19 @@ class StoredBounds:
     bounds: str
     lastmod: str | None
     condition: str
+    #: Date buckets: how many characters of the key name its bucket (7: the month of a
+    #: key that begins with its date, ``2026-03-...``); 0: no buckets.
+    bucket: int = 0
 
     @classmethod
     def of(
-        cls, table: str, key: str, facts: str, lastmod: str | None = None, condition: str = ""
+        cls,
+        table: str,
+        key: str,
+        facts: str,
+        lastmod: str | None = None,
+        condition: str = "",
+        bucket: int = 0,
     ) -> StoredBounds:
         """The stored boundaries of the page facts ``facts`` of ``table`` by ``key``
         (plain names, quoted here)."""
@@ -80,7 +108,52 @@ class StoredBounds:
             bounds_table(facts),
             None if lastmod is None else quoted("lastmod", lastmod),
             condition,
+            bucket,
         )
+
+    @property
+    def kind(self) -> str:
+        """The kind of pages these boundaries make (see :data:`BUCKETS`)."""
+        return MONTHS if self.bucket else STORED
+
+    def opening(self, image: str) -> list[str]:
+        """With date buckets, the statements that give the bucket of the row image
+        ``image`` its first page (see :meth:`bucket_statements`); else none."""
+        if not self.bucket:
+            return []
+        return self.bucket_statements(self.part(f"{image}.{self.key}"))
+
+    def part(self, key: str) -> str:
+        """The bucket of the key ``key`` (an SQL expression): its first characters."""
+        return f"substr({key}, 1, {self.bucket})" if self.bucket else "CAST('' AS TEXT)"
+
+    def rows(self, alias: str, where: str) -> str:
+        """The rows of ``alias`` (the table) that ``where`` keeps and the condition
+        lists, as ``k``, ``lm`` and ``part`` (their bucket)."""
+        lm = "CAST(NULL AS TEXT)" if self.lastmod is None else f"{alias}.{self.lastmod}"
+        key = f"{alias}.{self.key}"
+        return (
+            f"SELECT {key} AS k, {lm} AS lm, {self.part(key)} AS part"
+            f" FROM {self.table} AS {alias} WHERE {where}{self.listed(alias)}"
+        )
+
+    def bucket_statements(self, prefix: str) -> list[str]:
+        """Date buckets: the statements that give the bucket ``prefix`` (an SQL
+        expression) its first page when it has none, cut from the range that holds
+        it. Every bucket with rows starts a page, so the range cut holds no row of it
+        or after it, and no row moves."""
+        b = self.bounds
+        holder = (
+            f"COALESCE((SELECT page FROM {b} WHERE low < {prefix} ORDER BY low DESC LIMIT 1),"
+            f" (SELECT page FROM {b} WHERE low IS NULL))"
+        )
+        return [
+            f"INSERT INTO {b} (page, low, high) SELECT (SELECT MAX(page) FROM {b}) + 1,"
+            f" {prefix}, (SELECT high FROM {b} WHERE page = {holder})"
+            f" WHERE NOT EXISTS (SELECT 1 FROM {b} WHERE low = {prefix})",
+            f"UPDATE {b} SET high = {prefix} WHERE page = {holder}"
+            f" AND (high IS NULL OR high > {prefix})",
+        ]
 
     def listed(self, alias: str) -> str:
         """`` AND (condition)`` for the rows of ``alias`` (``""`` without one)."""
@@ -141,38 +214,53 @@ class StoredBounds:
         )
 
     def pieces(self, rows: str, width: int) -> str:
-        """``rows`` (an SQL query of ``k`` and ``lm``, in no order) with the piece of
-        each, numbered from 0 in key order, when they are cut into pieces of about
-        half ``width``: ``n`` rows make ``(2n + width) // (width + 1)`` pieces (at
-        least 1), so a page one row over ``width`` makes two halves; ``first`` marks
-        each piece's first row (whose key is its lower bound)."""
+        """``rows`` (an SQL query of ``k``, ``lm`` and ``part``, in no order) with the
+        piece of each, numbered from 0 in key order within its bucket, when they are
+        cut into pieces of about half ``width``: ``n`` rows make ``(2n + width) //
+        (width + 1)`` pieces (at least 1), so a page one row over ``width`` makes two
+        halves; ``first`` marks each piece's first row (whose key is its lower
+        bound)."""
+        within = "PARTITION BY part " if self.bucket else ""
         ranked = (
-            f"SELECT k, lm, ROW_NUMBER() OVER (ORDER BY k) - 1 AS r, COUNT(*) OVER () AS n"
-            f" FROM ({rows}) AS rows_"
+            f"SELECT k, lm, part, ROW_NUMBER() OVER ({within}ORDER BY k) - 1 AS r,"
+            f" COUNT(*) OVER ({within.strip()}) AS n FROM ({rows}) AS rows_"
         )
+        # A bucket of no more than ``width`` rows stays one page (a month, say): past
+        # buckets take few writes, so their pages need no room to grow.
         count = f"(n * 2 + {width}) / {width + 1}"
-        share = f"(CASE WHEN {count} < 1 THEN 1 ELSE {count} END)"
+        least = f"n <= {width}" if self.bucket else f"{count} < 1"
+        share = f"(CASE WHEN {least} THEN 1 ELSE {count} END)"
         return (
-            f"SELECT k, lm, r * {share} / n AS piece,"
+            f"SELECT k, lm, part, r * {share} / n AS piece,"
             f" CASE WHEN r = 0 OR r * {share} / n <> (r - 1) * {share} / n THEN 1 ELSE 0 END"
             f" AS first FROM ({ranked}) AS ranked_"
         )
 
     def recount(self, width: int) -> list[str]:
         """Statements that cut the listed rows into pages of about half ``width``,
-        in key order (page 0 without a lower bound), and count their facts."""
-        lm = "CAST(NULL AS TEXT)" if self.lastmod is None else f"s.{self.lastmod}"
-        rows = f"SELECT s.{self.key} AS k, {lm} AS lm FROM {self.table} AS s{self.where('s')}"
-        cut = f"({self.pieces(rows, width)}) AS z"
+        in key order (page 0 without a lower bound; with date buckets, each bucket's
+        first page from the bucket's name), and count their facts."""
+        pieces = self.pieces(self.rows("s", "1 = 1"), width)
+        cut = (
+            f"(SELECT k, lm, part, piece, first, DENSE_RANK() OVER (ORDER BY part, piece) - 1"
+            f" AS page FROM ({pieces}) AS pieces_) AS z"
+        )
         b, f = self.bounds, self.facts
+        # A bucket's first page starts at the bucket's name; without buckets, the
+        # first page has no lower bound. Either way one page has none (with buckets,
+        # an empty one below the first bucket, numbered last).
+        opening = "part" if self.bucket else "NULL"
+        lowest = f"(SELECT n.low FROM {b} AS n WHERE n.low IS NOT NULL ORDER BY n.low LIMIT 1)"
         return [
             f"DELETE FROM {f}",
             f"DELETE FROM {b}",
-            f"INSERT INTO {b} (page, low, high) SELECT piece,"
-            f" CASE WHEN piece = 0 THEN NULL ELSE k END, NULL FROM {cut} WHERE first = 1",
-            f"INSERT INTO {b} (page, low, high) SELECT 0, NULL, NULL"
-            f" WHERE NOT EXISTS (SELECT 1 FROM {b})",
+            f"INSERT INTO {b} (page, low, high) SELECT page, CASE WHEN piece = 0 THEN"
+            f" {opening} ELSE k END, NULL FROM {cut} WHERE first = 1",
+            f"INSERT INTO {b} (page, low, high) SELECT next_, NULL, NULL FROM (SELECT"
+            f" COALESCE(MAX(page), -1) + 1 AS next_ FROM {b}) AS last_"
+            f" WHERE NOT EXISTS (SELECT 1 FROM {b} WHERE low IS NULL)",
             f"UPDATE {b} SET high = (SELECT n.low FROM {b} AS n WHERE n.page = {b}.page + 1)",
+            f"UPDATE {b} SET high = {lowest} WHERE low IS NULL",
             f"INSERT INTO {f} (page, urls, newest, changed, version)"
-            f" SELECT piece, COUNT(*), MAX(lm), NULL, 1 FROM {cut} GROUP BY piece",
+            f" SELECT page, COUNT(*), MAX(lm), NULL, 1 FROM {cut} GROUP BY page",
         ]

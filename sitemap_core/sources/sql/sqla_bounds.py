@@ -21,10 +21,17 @@ from typing import Any
 from sqlalchemy import BigInteger, Connection, Select, bindparam, inspect, select, text
 
 from sitemap_core.errors import ConfigurationError
-from sitemap_core.sources.sql.bounds import StoredBounds
+from sitemap_core.sources.sql.bounds import BUCKETS, StoredBounds
 from sitemap_core.sources.sql.names import IDENTIFIER, quoted
 
-__all__ = ["prepare", "reader", "split_function", "stored_body", "stored_window"]
+__all__ = [
+    "opening",
+    "prepare",
+    "reader",
+    "split_function",
+    "stored_body",
+    "stored_window",
+]
 
 
 def prepare(
@@ -35,6 +42,7 @@ def prepare(
     lastmod: str | None,
     condition: str,
     key_type: str,
+    kind: str,
 ) -> StoredBounds:
     """The stored boundaries of ``facts``, their table created with the key's type
     ``key_type`` and collation (so that they order keys as the key's index does)."""
@@ -54,7 +62,7 @@ def prepare(
     column = (
         key_type if collation is None else f"{key_type} COLLATE {quoted('collation', collation)}"
     )
-    names = StoredBounds.of(table, key, facts, lastmod, condition)
+    names = StoredBounds.of(table, key, facts, lastmod, condition, BUCKETS[kind])
     index = quoted("index", f"{facts}_bounds_low")
     conn.exec_driver_sql(
         f"CREATE TABLE IF NOT EXISTS {names.bounds} (page BIGINT PRIMARY KEY,"
@@ -73,15 +81,11 @@ def _unique(conn: Connection, table: str, key: str) -> bool:
     return [key] in keys
 
 
-def split_function(stored: StoredBounds, function: str, width: int, date_type: str) -> str:
+def split_function(stored: StoredBounds, function: str, width: int) -> str:
     """The function ``function(page)`` that cuts a page over ``width`` rows into pieces
     of about half ``width``: its facts counted again, the new pages after the last."""
     s, b, f = stored, stored.bounds, stored.facts
-    lm = f"CAST(NULL AS {date_type})" if s.lastmod is None else f"s.{s.lastmod}"
-    rows = (
-        f"SELECT s.{s.key} AS k, {lm} AS lm FROM {s.table} AS s"
-        f" WHERE {s.in_page('s', 'split_page')}{s.listed('s')}"
-    )
+    rows = s.rows("s", s.in_page("s", "split_page"))
     return (
         f"CREATE OR REPLACE FUNCTION {function}(split_page BIGINT) RETURNS void"
         " LANGUAGE plpgsql AS $$ DECLARE top BIGINT; BEGIN"
@@ -101,15 +105,27 @@ def split_function(stored: StoredBounds, function: str, width: int, date_type: s
     )
 
 
-def stored_body(upsert: str, bump: str, split: str, width: int) -> str:
+def stored_body(upsert: str, bump: str, split: str, width: int, opening: str = "") -> str:
     """A trigger function's body: the layout locked first (see the module), the
-    pages' facts counted (``upsert``, without its ``;``), a page over ``width`` split."""
+    ``opening`` statements (date buckets: each new bucket's first page), the pages'
+    facts counted (``upsert``, without its ``;``), a page over ``width`` split."""
     return (
-        f"DECLARE touched record; BEGIN {bump}"
+        f"DECLARE touched record; part_ text; BEGIN {bump} {opening}"
         f" FOR touched IN {upsert} RETURNING x.page, x.urls LOOP"
         f" IF touched.urls > {width} THEN PERFORM {split}(touched.page); END IF;"
         " END LOOP;"
     )
+
+
+def opening(stored: StoredBounds, arrived: str) -> str:
+    """Date buckets: the loop that gives each bucket the rows of ``arrived`` (an SQL
+    query whose rows are ``r``) fall in its first page; ``""`` without buckets."""
+    if not stored.bucket:
+        return ""
+    statements = stored.bucket_statements("part_")
+    buckets = f"SELECT DISTINCT {stored.part(f'r.{stored.key}')} FROM {arrived}"
+    body = " ".join(f"{statement};" for statement in statements)
+    return f"FOR part_ IN {buckets} LOOP {body} END LOOP;"
 
 
 def reader(table: object, key: object, facts: str | None) -> StoredBounds | None:

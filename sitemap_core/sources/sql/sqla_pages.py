@@ -23,7 +23,7 @@ from sqlalchemy import ColumnElement, Connection, Dialect, Engine, inspect, text
 from sitemap_core.errors import ConfigurationError
 from sitemap_core.limits import MAX_URLS_PER_SITEMAP
 from sitemap_core.sources.sql import sqla_bounds, sqlite_pages
-from sitemap_core.sources.sql.bounds import RANGES, STORED, bounds_table
+from sitemap_core.sources.sql.bounds import MONTHS, RANGES, bounds_table, kind_of
 from sitemap_core.sources.sql.names import quoted
 
 __all__ = ["condition_sql", "install_page_facts"]
@@ -40,6 +40,7 @@ def install_page_facts(
     where: ColumnElement[bool] | None = None,
     recount: bool = False,
     stored_bounds: bool = False,
+    month_buckets: bool = False,
 ) -> None:
     """Create the page facts ``facts`` of ``table`` and the triggers that keep them.
 
@@ -50,10 +51,11 @@ def install_page_facts(
     SQLAlchemy condition on the table's columns (``posts.c.published``): the facts
     count, and the source lists, the rows it holds for. ``stored_bounds=True`` pages
     a key of any type (text, a UUID) by stored boundaries that split a full page (see
-    :mod:`sitemap_core.sources.sql.bounds`). Commits (on a Connection already in a
+    :mod:`sitemap_core.sources.sql.bounds`), ``month_buckets=True`` with a page per
+    month at least, for a text key that begins with its date. Commits (on a Connection already in a
     transaction, the caller commits).
     """
-    options = _Options(lastmod, page_width, where, recount, stored_bounds)
+    options = _Options(lastmod, page_width, where, recount, kind_of(stored_bounds, month_buckets))
     if isinstance(target, Engine):
         with target.begin() as conn:
             _install(conn, table, key, facts, options)
@@ -72,7 +74,8 @@ class _Options:
     page_width: int
     where: ColumnElement[bool] | None
     recount: bool
-    stored_bounds: bool
+    #: The kind of pages (see sitemap_core.sources.sql.bounds).
+    kind: str
 
 
 def condition_sql(where: ColumnElement[bool] | None, dialect: Dialect) -> str:
@@ -101,7 +104,8 @@ def _install(conn: Connection, table: str, key: str, facts: str, options: _Optio
             page_width=options.page_width,
             where=condition or None,
             recount=options.recount,
-            stored_bounds=options.stored_bounds,
+            stored_bounds=options.kind != RANGES,
+            month_buckets=options.kind == MONTHS,
         )
         return
     if dialect != "postgresql":
@@ -110,10 +114,10 @@ def _install(conn: Connection, table: str, key: str, facts: str, options: _Optio
             " docs/sqlalchemy.md gives the MySQL statements to run once"
         )
     width = sqlite_pages.checked_width(options.page_width)
-    names = _Names(conn, table, key, facts, options.lastmod, condition, options.stored_bounds)
+    names = _Names(conn, table, key, facts, options.lastmod, condition, options.kind)
     for statement in names.tables():
         conn.exec_driver_sql(statement)
-    kind = STORED if options.stored_bounds else RANGES
+    kind = options.kind
     known = conn.exec_driver_sql(f"SELECT width, condition, kind FROM {names.layout}").first()
     if known is None or tuple(known) != (width, condition, kind) or options.recount:
         for statement in names.recount(width):
@@ -140,13 +144,13 @@ class _Names:
         facts: str,
         lastmod: str | None,
         condition: str,
-        stored: bool,
+        kind: str,
     ) -> None:
         columns = {c["name"]: c for c in inspect(conn).get_columns(table)}
         for name in (key, lastmod):
             if name is not None and name not in columns:
                 raise ConfigurationError(f"table {table!r} has no column {name!r}")
-        if not stored and columns[key]["type"].python_type is not int:
+        if kind == RANGES and columns[key]["type"].python_type is not int:
             raise ConfigurationError(
                 f"key {key!r} of table {table!r} is not an integer column: page facts need"
                 " an integer key (pages are ranges of keys), or stored_bounds=True (pages"
@@ -165,8 +169,8 @@ class _Names:
         key_type = columns[key]["type"].compile(dialect=conn.dialect)
         #: The stored boundaries (None: ranges of integer keys).
         self.stored = (
-            sqla_bounds.prepare(conn, table, key, facts, lastmod, condition, key_type)
-            if stored
+            sqla_bounds.prepare(conn, table, key, facts, lastmod, condition, key_type, kind)
+            if kind != RANGES
             else None
         )
         self.bounds = bounds_table(facts)
@@ -219,7 +223,7 @@ class _Names:
             " version = x.version + 1"
         )
 
-    def _body(self, changes: str, width: int) -> str:
+    def _body(self, changes: str, width: int, arrived: str | None = None) -> str:
         # A trigger function's statements up to its RETURN: the pages counted and the
         # layout's version bumped; with stored boundaries, the layout first and a full
         # page split (see sqla_bounds).
@@ -227,14 +231,15 @@ class _Names:
         if self.stored is None:
             return f"BEGIN {self._upsert(changes)}; {bump}"
         split = quoted("function", f"{self.prefix}_split")
-        return sqla_bounds.stored_body(self._upsert(changes), bump, split, width)
+        opening = "" if arrived is None else sqla_bounds.opening(self.stored, arrived)
+        return sqla_bounds.stored_body(self._upsert(changes), bump, split, width, opening)
 
     def _split(self, width: int) -> list[str]:
         # The function that splits a full page (stored boundaries only).
         function = quoted("function", f"{self.prefix}_split")
         if self.stored is None:
             return [f"DROP FUNCTION IF EXISTS {function}(BIGINT)"]
-        return [sqla_bounds.split_function(self.stored, function, width, self.date_type)]
+        return [sqla_bounds.split_function(self.stored, function, width)]
 
     def triggers(self, width: int) -> list[str]:
         date = "NULL" if self.lastmod is None else f"r.{self.lastmod}"
@@ -248,8 +253,8 @@ class _Names:
         )
         bump = f"UPDATE {self.layout} SET version = version + 1;"
         bodies = {
-            "INSERT": self._body(arrived, width),
-            "UPDATE": self._body(f"{left} UNION ALL {arrived}", width),
+            "INSERT": self._body(arrived, width, f"new_rows r{self.listed}"),
+            "UPDATE": self._body(f"{left} UNION ALL {arrived}", width, f"new_rows r{self.listed}"),
             "DELETE": self._body(left, width),
         }
         statements = self._split(width)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sqlite3
 
 from sitemap_core.errors import ConfigurationError
-from sitemap_core.sources.sql.bounds import StoredBounds
+from sitemap_core.sources.sql.bounds import BUCKETS, RANGES, StoredBounds
 from sitemap_core.sources.sql.names import quoted
 
 __all__ = ["NOW", "install_split", "prepare"]
@@ -31,20 +31,20 @@ def prepare(
     facts: str,
     lastmod: str | None,
     condition: str,
-    stored: bool,
+    kind: str,
 ) -> StoredBounds | None:
     """The stored boundaries of ``facts`` (their table created, with the key's type
     and collation, so that the boundaries order keys as the key's index does); None
-    when ``stored`` is false (ranges of integer keys)."""
-    if not stored:
+    for ``kind`` :data:`~sitemap_core.sources.sql.bounds.RANGES` (integer keys)."""
+    if kind == RANGES:
         return None
     collation = key_collation(conn, table, key)
     declared = conn.execute(
         "SELECT type FROM pragma_table_info(?) WHERE name = ?", (table, key)
     ).fetchone()[0]
-    kind = f"{declared} " if declared else ""
-    names = StoredBounds.of(table, key, facts, lastmod, condition)
-    column = f"{kind}COLLATE {quoted('collation', collation)}"
+    typed = f"{declared} " if declared else ""
+    names = StoredBounds.of(table, key, facts, lastmod, condition, BUCKETS[kind])
+    column = f"{typed}COLLATE {quoted('collation', collation)}"
     conn.execute(
         f"CREATE TABLE IF NOT EXISTS {names.bounds} (page INTEGER PRIMARY KEY,"
         f" low {column}, high {column})"

@@ -35,7 +35,7 @@ from sitemap_core.limits import MAX_URLS_PER_SITEMAP
 from sitemap_core.model.values import lastmod_instant, normalise_lastmod
 from sitemap_core.sources.pages import Page
 from sitemap_core.sources.sql import sqlite_bounds
-from sitemap_core.sources.sql.bounds import RANGES, STORED, StoredBounds, bounds_table
+from sitemap_core.sources.sql.bounds import RANGES, StoredBounds, bounds_table, kind_of
 from sitemap_core.sources.sql.names import quoted
 from sitemap_core.sources.sql.sqlite_bounds import NOW as _NOW
 
@@ -81,6 +81,7 @@ def install_page_facts(
     where_params: Sequence[Any] = (),
     recount: bool = False,
     stored_bounds: bool = False,
+    month_buckets: bool = False,
 ) -> None:
     """Create the page facts ``facts`` of ``table`` and the triggers that keep them.
 
@@ -97,7 +98,9 @@ def install_page_facts(
     ``stored_bounds=True`` pages a key of any type (text, a UUID) by boundaries the
     database stores, and splits a page that outgrows ``page_width`` (see
     :mod:`sitemap_core.sources.sql.bounds`); the key needs a unique index (its
-    ``PRIMARY KEY``), which its pages are read by.
+    ``PRIMARY KEY``), which its pages are read by. ``month_buckets=True`` (stored
+    boundaries too) also starts a page at each month, for a text key that begins with
+    its date (``2026-03-01/a-title``): a page never holds two months.
 
     Idempotent: run again with the same width, condition and kind of pages, it
     changes nothing (the upgrade of a site: one call at deployment time). Another
@@ -108,23 +111,26 @@ def install_page_facts(
     t, k, f = quoted("table", table), quoted("key", key), quoted("facts", facts)
     layout = quoted("facts", f"{facts}_layout")
     lm = "NULL" if lastmod is None else f"NEW.{quoted('lastmod', lastmod)}"
-    _refuse_replace_holes(conn, table, key, stored_bounds)
+    kind = kind_of(stored_bounds, month_buckets)
+    _refuse_replace_holes(conn, table, key, kind != RANGES)
     condition = inline_condition(conn, where, where_params)
     if not conn.in_transaction:
         # One write transaction from the width read to the triggers: workers starting
         # together install in turn, and no write falls between a recount and its
         # triggers.
         conn.execute("BEGIN IMMEDIATE")
-    kind = STORED if stored_bounds else RANGES
     _create_tables(conn, f, layout)
-    stored = sqlite_bounds.prepare(conn, table, key, facts, lastmod, condition, stored_bounds)
+    stored = sqlite_bounds.prepare(conn, table, key, facts, lastmod, condition, kind)
     row = conn.execute(f"SELECT width, condition, kind FROM {layout}").fetchone()
     if row is None or tuple(row) != (width, condition, kind) or recount:
         _recount(conn, (t, k, f, layout, bounds_table(facts)), lastmod, width, condition, stored)
     member = _membership(conn, table, condition)
     prefix = f"{table}_{facts}"
     page = _page_expression(stored, k, width)
-    for event, (when, body) in _trigger_bodies(k, f, layout, lm, page, member).items():
+    opening = "".join(
+        f"{statement}; " for statement in ([] if stored is None else stored.opening("NEW"))
+    )
+    for event, (when, body) in _trigger_bodies(k, f, layout, lm, page, member, opening).items():
         trigger = quoted("trigger", f"{prefix}_{event.lower()}")
         conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
         conn.execute(f"CREATE TRIGGER {trigger} AFTER {event} ON {t} WHEN {when} BEGIN {body} END")
@@ -272,7 +278,7 @@ def _recount(
     conn.execute(f"DELETE FROM {layout}")
     conn.execute(
         f"INSERT INTO {layout} (width, epoch, version, condition, kind) VALUES (?, ?, 0, ?, ?)",
-        (width, secrets.token_hex(8), condition, RANGES if stored is None else STORED),
+        (width, secrets.token_hex(8), condition, RANGES if stored is None else stored.kind),
     )
 
 
@@ -283,11 +289,13 @@ def _trigger_bodies(
     lm: str,
     page: Callable[[str], str],
     member: Callable[[str], str],
+    opening: str = "",
 ) -> dict[str, tuple[str, str]]:
     # What each write does to the facts, when it fires (WHEN) and what (the body): a
     # listed row's page (``page`` of a row image) counts it in or out, takes its date,
     # notes the time and bumps its version; the layout's version moves too. A row the
-    # condition leaves out is on no page.
+    # condition leaves out is on no page. ``opening`` runs before a row arrives (date
+    # buckets: its bucket's first page).
     new_page, old_page = page("NEW"), page("OLD")
     was, now = member("OLD"), member("NEW")
     bump = f"UPDATE {layout} SET version = version + 1;"
@@ -311,10 +319,10 @@ def _trigger_bodies(
     # the condition no longer holds; in when it holds (again, or on another page).
     stays = f"{was} AND {old_page} = {new_page}"
     return {
-        "INSERT": (now, arrive("1") + bump),
+        "INSERT": (now, opening + arrive("1") + bump),
         "UPDATE": (
             f"({was} OR {now})",
-            f"{leave} AND {was} AND NOT ({stays} AND {now}); "
+            f"{opening}{leave} AND {was} AND NOT ({stays} AND {now}); "
             + arrive(f"CASE WHEN {stays} THEN 0 ELSE 1 END")
             + bump,
         ),
@@ -392,7 +400,7 @@ class PageFacts:
         return [
             Page(
                 page + 1,
-                *(_slot(page, width) if kind == STORED else _keys(page, width)),
+                *(_keys(page, width) if kind == RANGES else _slot(page, width)),
                 int(urls),
                 later(newest, changed),
                 (str(epoch), page, int(version)),

@@ -321,3 +321,104 @@ def add_articles(db: Db, prefix: str) -> None:
     """Thirty rows into the first pages, each in a transaction of its own."""
     for i in range(30):
         db.write(insert(articles).values(slug=f"a000{prefix}-{i:02d}", updated_at=day(i)))
+
+
+news = Table(
+    "news",
+    MetaData(),
+    Column("path", String(60), primary_key=True),
+    Column("updated_at", Date, nullable=True),
+)
+
+
+def newsroom(db: Db) -> Any:
+    """Eight articles a month from January to March 2026 (keys that begin with their
+    date), in date buckets of 10: a page per month; the client of a site serving them."""
+    with db.engine.begin() as conn:
+        news.metadata.create_all(conn)
+        conn.execute(
+            insert(news),
+            [
+                {"path": f"2026-{m:02d}-{d:02d}/story-{i}", "updated_at": day(d)}
+                for m in (1, 2, 3)
+                for d in (1, 2, 3, 4)
+                for i in (1, 2)
+            ],
+        )
+    install_page_facts(
+        db.engine,
+        "news",
+        "path",
+        "news_pages",
+        lastmod="updated_at",
+        page_width=WIDTH,
+        month_buckets=True,
+    )
+    src = SQLAlchemySource(
+        db.engine,
+        news,
+        key="path",
+        lastmod="updated_at",
+        build=f"{ORIGIN}/a/{{path}}",
+        page_facts="news_pages",
+    )
+    return flask_client(src)
+
+
+def months(client: Any) -> dict[str, list[str]]:
+    """Each page of the index: the months of the articles it lists."""
+    return {
+        path: sorted(
+            {str(loc.text).removeprefix(f"{ORIGIN}/a/")[:7] for loc in page.iterfind(".//{*}loc")}
+        )
+        for path in index_of(client.get("/sitemap.xml").data)
+        for page in [etree.fromstring(client.get(path).data)]
+    }
+
+
+@pytest.mark.parametrize(
+    ("path", "changed"),
+    [
+        ("2026-03-05/new", ["/sitemap-posts-3.xml"]),
+        ("2026-02-05/late", ["/sitemap-posts-2.xml"]),
+        ("2026-04-01/april", []),
+        ("2025-12-31/old", []),
+    ],
+    ids=["this-month", "past-month", "new-month", "earlier-month"],
+)
+def test_date_buckets_keep_a_page_per_month(db: Db, path: str, changed: list[str]) -> None:
+    client = newsroom(db)
+    assert months(client) == {f"/sitemap-posts-{n}.xml": [f"2026-0{n}"] for n in (1, 2, 3)}
+    index, tags = snapshot(client.get)
+    db.write(insert(news).values(path=path, updated_at=day(5)))
+    index_after, tags_after = snapshot(client.get)
+    assert [p for p in tags if tags[p] != tags_after[p]] == changed
+    assert [p for p in index if index[p] != index_after[p]] == changed
+    added = {p: m for p, m in months(client).items() if p not in index}
+    assert list(added.values()) == ([] if changed else [[path[:7]]])
+
+
+def test_a_full_month_splits_within_the_month(db: Db) -> None:
+    client = newsroom(db)
+    with db.engine.begin() as conn:  # one statement: PostgreSQL's trigger sees 25 rows
+        conn.execute(
+            insert(news),
+            [{"path": f"2026-02-09/more-{i:02d}", "updated_at": day(9)} for i in range(25)],
+        )
+    for i in range(5):
+        db.write(insert(news).values(path=f"2026-04-0{i + 1}/a", updated_at=day(i)))
+    pages = months(client)
+    assert all(len(m) == 1 for m in pages.values())
+    listed = [m[0] for m in pages.values()]
+    assert sorted(set(listed)) == ["2026-01", "2026-02", "2026-03", "2026-04"]
+    assert listed.count("2026-02") >= 4  # 33 articles, no page over 10
+    with db.engine.connect() as conn:
+        urls = [n for (n,) in conn.execute(text("SELECT urls FROM news_pages WHERE urls > 0"))]
+        stored = sorted(conn.execute(select(news.c.path)).scalars())
+    assert max(urls) <= WIDTH and sum(urls) == len(stored) == 24 + 25 + 5
+    locs = [
+        str(loc.text).removeprefix(f"{ORIGIN}/a/")
+        for path in index_of(client.get("/sitemap.xml").data)
+        for loc in etree.fromstring(client.get(path).data).iterfind(".//{*}loc")
+    ]
+    assert sorted(locs) == stored

@@ -235,3 +235,31 @@ def test_a_layout_from_before_stored_bounds_is_upgraded_by_one_install(tmp_path:
         db.commit()
         install_page_facts(db, "posts", "id", "posts_pages", **facts)  # type: ignore[arg-type]
         assert db.execute("SELECT epoch, kind FROM posts_pages_layout").fetchone() == (*epoch, "")
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.lists(st.tuples(st.booleans(), st.integers(1, 9), st.integers(0, 9)), max_size=80))
+def test_random_writes_in_date_buckets(tmp_path: Path, ops: list[tuple[bool, int, int]]) -> None:
+    """Month buckets under random inserts and deletes of keys that begin with their
+    date: every row listed once, and no page holds two months."""
+    path = tmp_path / "months.db"
+    path.unlink(missing_ok=True)
+    make_db(path, [f"2026-0{m}-0{d}" for m in (2, 5) for d in range(1, 6)], month_buckets=True)
+    with closing(sqlite3.connect(path)) as db:
+        for insert, month, n in ops:
+            key = f"2026-0{month}-{n:02d}"
+            if insert:
+                db.execute("INSERT OR IGNORE INTO posts (slug) VALUES (?)", (key,))
+            else:
+                db.execute("DELETE FROM posts WHERE slug = ?", (key,))
+            db.commit()
+    src = source(path)
+    got = []
+    for page in src.stable_pages(1, 2**31):
+        items = [loc for loc, _ in src.stable_items(page.start, page.stop)]
+        assert len(items) == page.urls <= WIDTH
+        assert len({loc.removeprefix(f"{ORIGIN}/")[:7] for loc in items}) == 1
+        got += items
+    assert sorted(got) == sorted(rows(path))

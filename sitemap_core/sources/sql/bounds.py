@@ -14,6 +14,14 @@ page's. A split is the one event that moves URLs, and it moves the full page's r
 only. The installation cuts the table the same way: pages of about half the width,
 so that a page takes as many inserts again before it splits.
 
+**Date buckets** (``month_buckets=True``, for news and blog sites): a key that begins
+with its date (``2026-03-01/a-title``) names its month in its first seven characters,
+and every month with rows starts a page at the month's name, so a page never holds
+two months: the first row of a new month starts a page after the last (cut from a
+range that holds no row of that month or after it, so no row moves), a full month
+splits within itself, and at installation a month of no more than the width is one
+page. The page without a lower bound is then an empty one below the first month.
+
 A page's window (see :class:`~sitemap_core.sources.pages.Page`) cannot be its keys,
 so it is its slot: page *p* (numbered *p* + 1 in its URL) has the window
 ``[-(p + 1) * width, -p * width)``, as wide as a page of integer keys, and below 0,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import ColumnElement, Connection, Dialect, Engine, inspect, text
 
@@ -133,6 +134,36 @@ def _install(conn: Connection, table: str, key: str, facts: str, options: _Optio
         conn.exec_driver_sql(statement)
 
 
+#: What each kind of pages asks of the key's Python type, and why.
+_KEY_TYPES: dict[str, tuple[type, str]] = {
+    RANGES: (
+        int,
+        "is not an integer column: page facts need an integer key (pages are ranges of"
+        " keys), or stored_bounds=True (pages of stored boundaries, for any key)",
+    ),
+    MONTHS: (
+        str,
+        "is not a text column: month_buckets read the month from the key's first"
+        " characters (2026-03-...)",
+    ),
+}
+
+
+def _checked_columns(
+    conn: Connection, table: str, key: str, lastmod: str | None, kind: str
+) -> dict[str, Any]:
+    """The columns of ``table`` by name, once ``key`` and ``lastmod`` are found there
+    and the key's type suits the kind of pages."""
+    columns = {c["name"]: c for c in inspect(conn).get_columns(table)}
+    for name in (key, lastmod):
+        if name is not None and name not in columns:
+            raise ConfigurationError(f"table {table!r} has no column {name!r}")
+    wanted, why = _KEY_TYPES.get(kind, (object, ""))
+    if wanted is not object and columns[key]["type"].python_type is not wanted:
+        raise ConfigurationError(f"key {key!r} of table {table!r} {why}")
+    return columns
+
+
 class _Names:
     """The quoted names and column types of one installation, and its DDL."""
 
@@ -146,16 +177,7 @@ class _Names:
         condition: str,
         kind: str,
     ) -> None:
-        columns = {c["name"]: c for c in inspect(conn).get_columns(table)}
-        for name in (key, lastmod):
-            if name is not None and name not in columns:
-                raise ConfigurationError(f"table {table!r} has no column {name!r}")
-        if kind == RANGES and columns[key]["type"].python_type is not int:
-            raise ConfigurationError(
-                f"key {key!r} of table {table!r} is not an integer column: page facts need"
-                " an integer key (pages are ranges of keys), or stored_bounds=True (pages"
-                " of stored boundaries, for any key)"
-            )
+        columns = _checked_columns(conn, table, key, lastmod, kind)
         self.table, self.key = quoted("table", table), quoted("key", key)
         self.facts = quoted("facts", facts)
         self.layout = quoted("facts", f"{facts}_layout")

@@ -35,7 +35,7 @@ from sitemap_core.limits import MAX_URLS_PER_SITEMAP
 from sitemap_core.model.values import lastmod_instant, normalise_lastmod
 from sitemap_core.sources.pages import Page
 from sitemap_core.sources.sql import sqlite_bounds
-from sitemap_core.sources.sql.bounds import RANGES, StoredBounds, bounds_table, kind_of
+from sitemap_core.sources.sql.bounds import MONTHS, RANGES, StoredBounds, bounds_table, kind_of
 from sitemap_core.sources.sql.names import quoted
 from sitemap_core.sources.sql.sqlite_bounds import NOW as _NOW
 
@@ -112,7 +112,7 @@ def install_page_facts(
     layout = quoted("facts", f"{facts}_layout")
     lm = "NULL" if lastmod is None else f"NEW.{quoted('lastmod', lastmod)}"
     kind = kind_of(stored_bounds, month_buckets)
-    _refuse_replace_holes(conn, table, key, kind != RANGES)
+    _refuse_replace_holes(conn, table, key, kind)
     condition = inline_condition(conn, where, where_params)
     if not conn.in_transaction:
         # One write transaction from the width read to the triggers: workers starting
@@ -126,10 +126,7 @@ def install_page_facts(
         _recount(conn, (t, k, f, layout, bounds_table(facts)), lastmod, width, condition, stored)
     member = _membership(conn, table, condition)
     prefix = f"{table}_{facts}"
-    page = _page_expression(stored, k, width)
-    opening = "".join(
-        f"{statement}; " for statement in ([] if stored is None else stored.opening("NEW"))
-    )
+    page, opening = _row_pages(stored, k, width)
     for event, (when, body) in _trigger_bodies(k, f, layout, lm, page, member, opening).items():
         trigger = quoted("trigger", f"{prefix}_{event.lower()}")
         conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
@@ -138,11 +135,13 @@ def install_page_facts(
     conn.commit()
 
 
-def _page_expression(stored: StoredBounds | None, k: str, width: int) -> Callable[[str], str]:
-    # The page of a row image (NEW, OLD), as SQL: its range of keys, or its boundaries.
+def _row_pages(stored: StoredBounds | None, k: str, width: int) -> tuple[Callable[[str], str], str]:
+    # The page of a row image (NEW, OLD), as SQL: its range of keys, or its boundaries;
+    # and what runs before a row arrives (date buckets: its bucket's first page).
     if stored is None:
-        return lambda image: page_of(f"{image}.{k}", width)
-    return lambda image: stored.page_of(f"{image}.{k}")
+        return (lambda image: page_of(f"{image}.{k}", width)), ""
+    opening = "".join(f"{statement}; " for statement in stored.opening("NEW"))
+    return (lambda image: stored.page_of(f"{image}.{k}")), opening
 
 
 def _create_tables(conn: sqlite3.Connection, f: str, layout: str) -> None:
@@ -230,22 +229,36 @@ def silent_deletes(conn: sqlite3.Connection, table: str, key: str) -> str | None
     return None
 
 
-def _refuse_replace_holes(conn: sqlite3.Connection, table: str, key: str, stored: bool) -> None:
-    # Ranges need an integer key column (pages are key ranges); see silent_deletes.
+#: What each kind of pages asks of the key's declared type (a pattern), and why.
+_KEY_TYPES = {
+    RANGES: (
+        "INT",
+        "page facts need an integer key (pages are ranges of keys), or stored_bounds=True"
+        " (pages of stored boundaries, for any key)",
+    ),
+    MONTHS: (
+        "CHAR|CLOB|TEXT",
+        "month_buckets read the month from the first characters of a text key",
+    ),
+}
+
+
+def _refuse_replace_holes(conn: sqlite3.Connection, table: str, key: str, kind: str) -> None:
+    # The key's type for the kind of pages, its unique index for stored boundaries;
+    # see silent_deletes.
     declared = {
-        name: kind.upper()
-        for name, kind in conn.execute("SELECT name, type FROM pragma_table_info(?)", (table,))
+        name: decl.upper()
+        for name, decl in conn.execute("SELECT name, type FROM pragma_table_info(?)", (table,))
     }
     if key not in declared:
         raise ConfigurationError(f"table {table!r} has no column {key!r}")
-    if stored:
-        sqlite_bounds.key_collation(conn, table, key)  # raises without a unique index
-    elif "INT" not in declared[key]:
+    pattern, why = _KEY_TYPES.get(kind, ("", ""))
+    if not re.search(pattern, declared[key]):
         raise ConfigurationError(
-            f"key {key!r} of table {table!r} is declared {declared[key] or 'without a type'}:"
-            " page facts need an integer key (pages are ranges of keys), or"
-            " stored_bounds=True (pages of stored boundaries, for any key)"
+            f"key {key!r} of table {table!r} is declared {declared[key] or 'without a type'}: {why}"
         )
+    if kind != RANGES:
+        sqlite_bounds.key_collation(conn, table, key)  # raises without a unique index
     reason = silent_deletes(conn, table, key)
     if reason is not None:
         raise ConfigurationError(

@@ -238,6 +238,10 @@ def test_a_text_key_without_stored_bounds_or_an_index_is_refused(db: Db) -> None
         install_page_facts(db.engine, "articles", "slug", "slug_pages")
     with pytest.raises(ConfigurationError, match="unique index"):
         install_page_facts(db.engine, "articles", "state", "state_pages", stored_bounds=True)
+    with db.engine.begin() as conn:
+        conn.execute(text("CREATE TABLE numbered (n INTEGER PRIMARY KEY)"))
+    with pytest.raises(ConfigurationError, match="month_buckets"):
+        install_page_facts(db.engine, "numbered", "n", "n_pages", month_buckets=True)
 
 
 def test_the_async_source_serves_the_same_documents(adb: Db) -> None:

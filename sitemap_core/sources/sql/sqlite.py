@@ -345,7 +345,7 @@ class SQLiteSource:
             try:
                 return conn.execute(sql, params or {}).fetchall()
             except sqlite3.OperationalError as exc:
-                if "no such table" in str(exc):
+                if "no such table" in str(exc) or "no such column" in str(exc):
                     raise self._page_facts.not_installed() from exc
                 raise
 

@@ -221,8 +221,9 @@ def test_random_writes_list_every_row_once(tmp_path: Path, ops: list[tuple[str, 
 
 
 def test_a_layout_from_before_stored_bounds_is_upgraded_by_one_install(tmp_path: Path) -> None:
-    """Facts installed before the layout had its kind: one install call adds it and
-    keeps every page's ETag (the pages were ranges of integer keys, and still are)."""
+    """Facts installed before the layout had its kind: a source names the call to make,
+    and one install call adds it and keeps the epoch, so every page's ETag (the pages
+    were ranges of integer keys, and still are)."""
     path = tmp_path / "old.db"
     with closing(sqlite3.connect(path)) as db:
         db.execute("CREATE TABLE posts (id INTEGER PRIMARY KEY, updated_at TEXT)")
@@ -233,6 +234,17 @@ def test_a_layout_from_before_stored_bounds_is_upgraded_by_one_install(tmp_path:
         epoch = db.execute("SELECT epoch FROM posts_pages_layout").fetchone()
         db.execute("ALTER TABLE posts_pages_layout DROP COLUMN kind")
         db.commit()
+        with pytest.raises(ConfigurationError, match="install_page_facts"):
+            list(
+                SQLiteSource(
+                    lambda: sqlite3.connect(path),
+                    "posts",
+                    "id",
+                    str,
+                    columns=("id",),
+                    page_facts="posts_pages",
+                ).stable_pages(1, 10)
+            )
         install_page_facts(db, "posts", "id", "posts_pages", **facts)  # type: ignore[arg-type]
         assert db.execute("SELECT epoch, kind FROM posts_pages_layout").fetchone() == (*epoch, "")
 

@@ -3,7 +3,8 @@
 For PostgreSQL (a throwaway durable server, ``tests/postgres.py``, as
 ``bench_pages.py`` starts it) and for SQLite (a file in a temporary folder, default
 settings), it creates ``articles (slug TEXT PRIMARY KEY, updated_at)`` with ``--rows``
-rows of random-looking slugs, installs the page facts with ``stored_bounds=True`` and
+rows of random-looking slugs (``--month-buckets``: after a date in one of twelve
+months), installs the page facts with ``stored_bounds=True`` (``month_buckets=True``) and
 50,000 URLs a page (:func:`~sitemap_core.sources.sql.sqla_pages.install_page_facts`),
 and times, as medians of ``--writes`` writes each committed alone:
 
@@ -15,7 +16,7 @@ and times, as medians of ``--writes`` writes each committed alone:
 
 Run from the repository root (about a minute at the default million rows)::
 
-    .venv/bin/python benchmarks/bench_bound_writes.py [--rows 1000000] [--writes 300]
+    .venv/bin/python benchmarks/bench_bound_writes.py [--rows N] [--writes N] [--month-buckets]
 """
 
 from __future__ import annotations
@@ -55,9 +56,18 @@ DURABLE = {
 }
 
 
-def slug(i: int) -> str:
-    """A random-looking slug: inserts land on every page, as a UUID key's do."""
-    return "a" + hashlib.md5(str(i).encode()).hexdigest()
+def slug(i: int, months: bool = False) -> str:
+    """A random-looking slug: inserts land on every page, as a UUID key's do; with
+    ``months``, after a date in one of twelve months (the keys of date buckets)."""
+    digest = hashlib.md5(str(i).encode()).hexdigest()
+    return f"2026-{1 + i % 12:02d}-{digest}" if months else f"a{digest}"
+
+
+def slug_sql(months: bool) -> str:
+    """:func:`slug` of ``i`` in PostgreSQL."""
+    if months:
+        return "'2026-' || lpad((1 + i %% 12)::text, 2, '0') || '-' || md5(i::text)"
+    return "'a' || md5(i::text)"
 
 
 def _clock(func: Callable[[], object]) -> float:
@@ -70,9 +80,12 @@ class Writes:
     """Single-row writes on one connection, each committed alone (``execute`` and
     ``commit`` as the driver has them)."""
 
-    def __init__(self, execute: Callable[[str, tuple[object, ...]], object], rows: int) -> None:
+    def __init__(
+        self, execute: Callable[[str, tuple[object, ...]], object], rows: int, months: bool
+    ) -> None:
         self.execute = execute
         self.rows = rows
+        self.months = months
         self.fresh = rows * 10
 
     def singles(self, count: int, mark: str) -> dict[str, float]:
@@ -85,11 +98,11 @@ class Writes:
             times["insert"].append(
                 _clock(
                     lambda i=i: self.execute(
-                        f"INSERT INTO articles VALUES ({mark}, now_())", (slug(i),)
+                        f"INSERT INTO articles VALUES ({mark}, now_())", (slug(i, self.months),)
                     )
                 )
             )
-            old = slug(pick.randrange(self.rows))
+            old = slug(pick.randrange(self.rows), self.months)
             times["update"].append(
                 _clock(
                     lambda old=old: self.execute(
@@ -101,20 +114,20 @@ class Writes:
             times["delete"].append(
                 _clock(
                     lambda i=i: self.execute(
-                        f"DELETE FROM articles WHERE slug = {mark}", (slug(i),)
+                        f"DELETE FROM articles WHERE slug = {mark}", (slug(i, self.months),)
                     )
                 )
             )
         return {kind: statistics.median(values) for kind, values in times.items()}
 
 
-def postgres(rows: int, writes: int) -> dict[str, object]:
+def postgres(rows: int, writes: int, months: bool) -> dict[str, object]:
     with start_postgres(DURABLE) as url:
         dsn = url.replace("postgresql+psycopg://", "postgresql://")
         with psycopg.connect(dsn, autocommit=True) as conn:
             conn.execute("CREATE TABLE articles (slug TEXT PRIMARY KEY, updated_at TIMESTAMPTZ)")
             conn.execute(
-                "INSERT INTO articles SELECT 'a' || md5(i::text), now()"
+                f"INSERT INTO articles SELECT {slug_sql(months)}, now()"
                 " FROM generate_series(0, %s) i",
                 (rows - 1,),
             )
@@ -127,12 +140,15 @@ def postgres(rows: int, writes: int) -> dict[str, object]:
                     "articles_pages",
                     lastmod="updated_at",
                     stored_bounds=True,
+                    month_buckets=months,
                 )
             )
             engine.dispose()
             conn.execute("VACUUM ANALYZE")
             run = Writes(
-                lambda sql, params: conn.execute(sql.replace("now_()", "now()"), params), rows
+                lambda sql, params: conn.execute(sql.replace("now_()", "now()"), params),
+                rows,
+                months,
             )
             run.singles(50, "%s")  # warm-up
             with_triggers = run.singles(writes, "%s")
@@ -169,7 +185,7 @@ def pg_split(conn: psycopg.Connection) -> float:
     return _clock(lambda: conn.execute("INSERT INTO articles VALUES (%s || '-x', now())", (low,)))
 
 
-def sqlite(rows: int, writes: int) -> dict[str, object]:
+def sqlite(rows: int, writes: int, months: bool) -> dict[str, object]:
     with tempfile.TemporaryDirectory() as folder:
         conn = sqlite3.connect(Path(folder) / "bench.db", isolation_level=None)
         conn.create_function("now_", 0, lambda: time.strftime("%Y-%m-%dT%H:%M:%SZ"))
@@ -177,17 +193,23 @@ def sqlite(rows: int, writes: int) -> dict[str, object]:
         conn.execute("BEGIN")
         conn.executemany(
             "INSERT INTO articles VALUES (?, '2026-01-01T00:00:00Z')",
-            ((slug(i),) for i in range(rows)),
+            ((slug(i, months),) for i in range(rows)),
         )
         conn.execute("COMMIT")
 
         def install() -> None:
             sqlite_pages.install_page_facts(
-                conn, "articles", "slug", "articles_pages", lastmod="updated_at", stored_bounds=True
+                conn,
+                "articles",
+                "slug",
+                "articles_pages",
+                lastmod="updated_at",
+                stored_bounds=True,
+                month_buckets=months,
             )
 
         seconds = _clock(install)
-        run = Writes(conn.execute, rows)
+        run = Writes(conn.execute, rows, months)
         run.singles(50, "?")
         with_triggers = run.singles(writes, "?")
         split = sqlite_split(conn)
@@ -265,10 +287,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--writes", type=int, default=300)
+    parser.add_argument(
+        "--month-buckets", action="store_true", help="keys after a date, in date buckets"
+    )
     args = parser.parse_args(argv)
-    results = {"sqlite": sqlite(args.rows, args.writes)}
+    results = {"sqlite": sqlite(args.rows, args.writes, args.month_buckets)}
     try:
-        results["postgresql"] = postgres(args.rows, args.writes)
+        results["postgresql"] = postgres(args.rows, args.writes, args.month_buckets)
     except Unavailable as exc:
         print(f"PostgreSQL is not available: {exc}", file=sys.stderr)
     print(report(results, args.rows, args.writes))

@@ -9,8 +9,8 @@ months), installs the page facts with ``stored_bounds=True`` (``month_buckets=Tr
 and times, as medians of ``--writes`` writes each committed alone:
 
 * a single-row INSERT (a new random slug), UPDATE (of a random row's date) and DELETE
-  (of a row inserted before), with the triggers and bare (PostgreSQL: the triggers
-  disabled; SQLite: dropped, then timed again);
+  (of a row inserted before), with the triggers, and on ``bare``, a copy of the table
+  without them, in turn (so that both see the same load on a shared machine);
 * the one write that splits a full page: a page filled to 50,000 rows first, then one
   INSERT into it (with the triggers only: bare, nothing splits).
 
@@ -88,37 +88,38 @@ class Writes:
         self.months = months
         self.fresh = rows * 10
 
-    def singles(self, count: int, mark: str) -> dict[str, float]:
-        """Median seconds of ``count`` INSERTs, UPDATEs and DELETEs."""
-        times: dict[str, list[float]] = {"insert": [], "update": [], "delete": []}
+    def singles(self, count: int, mark: str) -> dict[str, dict[str, float]]:
+        """Median seconds of ``count`` INSERTs, UPDATEs and DELETEs, each on
+        ``articles`` (the triggers) and then on ``bare`` (its copy without them), in
+        turn, so that the two see the same load."""
+        times: dict[str, dict[str, list[float]]] = {
+            table: {"insert": [], "update": [], "delete": []} for table in ("articles", "bare")
+        }
         first = self.fresh
         self.fresh += count
         pick = random.Random(count)
         for i in range(first, first + count):
-            times["insert"].append(
-                _clock(
-                    lambda i=i: self.execute(
-                        f"INSERT INTO articles VALUES ({mark}, now_())", (slug(i, self.months),)
-                    )
+            new, old = slug(i, self.months), slug(pick.randrange(self.rows), self.months)
+            for table, kinds in times.items():
+                kinds["insert"].append(
+                    self.timed(f"INSERT INTO {table} VALUES ({mark}, now_())", new)
                 )
-            )
-            old = slug(pick.randrange(self.rows), self.months)
-            times["update"].append(
-                _clock(
-                    lambda old=old: self.execute(
-                        f"UPDATE articles SET updated_at = now_() WHERE slug = {mark}", (old,)
-                    )
+                kinds["update"].append(
+                    self.timed(f"UPDATE {table} SET updated_at = now_() WHERE slug = {mark}", old)
                 )
-            )
         for i in range(first, first + count):
-            times["delete"].append(
-                _clock(
-                    lambda i=i: self.execute(
-                        f"DELETE FROM articles WHERE slug = {mark}", (slug(i, self.months),)
-                    )
+            for table, kinds in times.items():
+                kinds["delete"].append(
+                    self.timed(f"DELETE FROM {table} WHERE slug = {mark}", slug(i, self.months))
                 )
-            )
-        return {kind: statistics.median(values) for kind, values in times.items()}
+        return {
+            table: {kind: statistics.median(values) for kind, values in kinds.items()}
+            for table, kinds in times.items()
+        }
+
+    def timed(self, sql: str, key: str) -> float:
+        """Seconds of one statement of one key."""
+        return _clock(lambda: self.execute(sql, (key,)))
 
 
 def postgres(rows: int, writes: int, months: bool) -> dict[str, object]:
@@ -144,6 +145,8 @@ def postgres(rows: int, writes: int, months: bool) -> dict[str, object]:
                 )
             )
             engine.dispose()
+            conn.execute("CREATE TABLE bare (LIKE articles INCLUDING ALL)")
+            conn.execute("INSERT INTO bare SELECT * FROM articles")
             conn.execute("VACUUM ANALYZE")
             run = Writes(
                 lambda sql, params: conn.execute(sql.replace("now_()", "now()"), params),
@@ -151,16 +154,13 @@ def postgres(rows: int, writes: int, months: bool) -> dict[str, object]:
                 months,
             )
             run.singles(50, "%s")  # warm-up
-            with_triggers = run.singles(writes, "%s")
-            conn.execute("ALTER TABLE articles DISABLE TRIGGER USER")
-            bare = run.singles(writes, "%s")
-            conn.execute("ALTER TABLE articles ENABLE TRIGGER USER")
+            timed = run.singles(writes, "%s")
             split = pg_split(conn)
             version = conn.execute("SHOW server_version").fetchone()
     return {
         "install": install,
-        "with": with_triggers,
-        "bare": bare,
+        "with": timed["articles"],
+        "bare": timed["bare"],
         "split": split,
         "server": f"PostgreSQL {version[0] if version else '?'}",
     }
@@ -182,7 +182,8 @@ def pg_split(conn: psycopg.Connection) -> float:
         conn.execute("SELECT urls FROM articles_pages WHERE page = %s", (page,)).fetchone()[0]
         == WIDTH
     )
-    return _clock(lambda: conn.execute("INSERT INTO articles VALUES (%s || '-x', now())", (low,)))
+    # Just above the page's lowest key: in the page, whatever its neighbours.
+    return _clock(lambda: conn.execute("INSERT INTO articles VALUES (%s || '-0', now())", (low,)))
 
 
 def sqlite(rows: int, writes: int, months: bool) -> dict[str, object]:
@@ -195,6 +196,8 @@ def sqlite(rows: int, writes: int, months: bool) -> dict[str, object]:
             "INSERT INTO articles VALUES (?, '2026-01-01T00:00:00Z')",
             ((slug(i, months),) for i in range(rows)),
         )
+        conn.execute("CREATE TABLE bare (slug TEXT PRIMARY KEY, updated_at TEXT)")
+        conn.execute("INSERT INTO bare SELECT * FROM articles")
         conn.execute("COMMIT")
 
         def install() -> None:
@@ -211,18 +214,13 @@ def sqlite(rows: int, writes: int, months: bool) -> dict[str, object]:
         seconds = _clock(install)
         run = Writes(conn.execute, rows, months)
         run.singles(50, "?")
-        with_triggers = run.singles(writes, "?")
+        timed = run.singles(writes, "?")
         split = sqlite_split(conn)
-        for (name,) in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'articles'"
-        ).fetchall():
-            conn.execute(f'DROP TRIGGER "{name}"')
-        bare = run.singles(writes, "?")
         conn.close()
     return {
         "install": seconds,
-        "with": with_triggers,
-        "bare": bare,
+        "with": timed["articles"],
+        "bare": timed["bare"],
         "split": split,
         "server": f"SQLite {sqlite3.sqlite_version}",
     }
@@ -244,7 +242,7 @@ def sqlite_split(conn: sqlite3.Connection) -> float:
         conn.execute("SELECT urls FROM articles_pages WHERE page = ?", (page,)).fetchone()[0]
         == WIDTH
     )
-    return _clock(lambda: conn.execute("INSERT INTO articles VALUES (? || '-x', now_())", (low,)))
+    return _clock(lambda: conn.execute("INSERT INTO articles VALUES (? || '-0', now_())", (low,)))
 
 
 def machine() -> str:

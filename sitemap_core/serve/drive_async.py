@@ -159,6 +159,8 @@ async def _answer(
         return await runner.run_sync(need.render)
     if isinstance(need, flow.Fill):
         return await _fill(need, runner, sharing)
+    if isinstance(need, flow.Encode):
+        return await _encoded(need, runner, sharing)
     return await _opened(site, need.body, runner, sharing)
 
 
@@ -185,6 +187,15 @@ async def _fill(need: flow.Fill[AsyncUrlSource], runner: Runner, sharing: Sharin
     finally:
         if not written:
             need.spool.release()  # another request's fill answered (or failed) for it
+
+
+async def _encoded(need: flow.Encode, runner: Runner, sharing: Sharing | None) -> Spool:
+    # The gzip spool of the document (compressed in a worker thread): this need's, or,
+    # shared, the one another request's identical encoding wrote (claimed for this one).
+    encode = partial(runner.run_sync, need.spool.gzipped)
+    if sharing is None or need.shared is None:
+        return await encode()
+    return await sharing.once(need.shared, encode, Spool.claim, Spool.release)
 
 
 async def _cached(cache: PageCache, runner: Runner, call: Callable[..., T], *args: Any) -> T:

@@ -70,6 +70,7 @@ __all__ = [
     "CacheRead",
     "CacheWrite",
     "Driving",
+    "Encode",
     "Fact",
     "Fill",
     "Flow",
@@ -197,6 +198,16 @@ class Fill(Generic[S]):
 
 
 @dataclass(frozen=True)
+class Encode:
+    """The gzip coding of the document in the identity ``spool``: answered with a
+    spool of its own (see :meth:`Spool.gzipped`), or, ``shared`` as for :class:`Fill`,
+    with the one another request's identical encoding wrote, claimed for this one."""
+
+    spool: Spool
+    shared: str | None = None
+
+
+@dataclass(frozen=True)
 class Open(Generic[S]):
     """Start streaming ``body``: answered with :class:`Opened`, or None when a
     remembered document turned out stale before its first byte."""
@@ -218,7 +229,14 @@ class Opened:
 
 #: What the flow may yield.
 Need: TypeAlias = (
-    Fact[Any] | CacheRead | CacheWrite | RecentChanges[Any] | RenderFeed | Fill[Any] | Open[Any]
+    Fact[Any]
+    | CacheRead
+    | CacheWrite
+    | RecentChanges[Any]
+    | RenderFeed
+    | Fill[Any]
+    | Encode
+    | Open[Any]
 )
 #: The flow, or a step of it: yields needs, is sent their answers, returns its result.
 Flow: TypeAlias = Generator[Need, Any, Any]
@@ -461,20 +479,28 @@ def _spooled(
     # Write the document whole before its first byte (its ETag is the digest of its
     # bytes) and remember what it found; None when ``check`` saw that the counts the
     # plan was made from no longer hold. Concurrent requests for the same document,
-    # made from the same counts, may share one spool: one walk for the crowd.
-    fill = Fill(
-        ready.plan,
-        Spool(ready.coding, ready.plan.kind == "text", check),
-        f"fill|{site.name}|{ready.identity}|{ready.coding}|{sorted(counts.items())}"
-        f"|{check is not None}",
-    )
+    # made from the same counts, may share one spool, and its gzip coding is written
+    # from that spool: one walk for the crowd, whatever the codings it asks.
+    shared = f"fill|{site.name}|{ready.identity}|{sorted(counts.items())}|{check is not None}"
+    fill = Fill(ready.plan, Spool("identity", ready.plan.kind == "text", check), shared)
     spool: Spool = yield fill
     if spool.check is not None and not spool.check.counts_hold:
         spool.release()
         return None
+    if ready.coding == "gzip":
+        spool = yield from _gzipped(spool, f"{shared}|gzip")
     reply = finish_spooled(ready, spool)
     remember(site, ready, counts, spool)
     return reply
+
+
+def _gzipped(identity: Spool, shared: str) -> Flow:
+    # The gzip coding of the document in ``identity``, whose claim is then let go.
+    try:
+        coded: Spool = yield Encode(identity, shared)
+    finally:
+        identity.release()
+    return coded
 
 
 def _recalled(site: Site[S], pending: Pending[S], plan: Plan[S], recalled: Recalled) -> Flow:

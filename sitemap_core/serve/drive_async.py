@@ -46,12 +46,23 @@ T = TypeVar("T")
 #: A document's render: its chunks, pulling sources through the runner given.
 Render = Callable[[Runner], AsyncIterator[bytes]]
 
-#: How a front lets concurrent requests share renders: ``share(key, render)`` returns
-#: the body of the document ``key`` (its ETag, coding included), from a render of it
-#: already under way or from ``render(runner)`` started now with a runner of the
-#: front's (one no single request closes), with its first chunk already read (so a
-#: render failing before it raises here, and the front answers 500).
-Share = Callable[[str, Render], Awaitable[AsyncIterator[bytes]]]
+
+class Share(Protocol):
+    """How a front lets concurrent requests share renders.
+
+    ``share(key, render)`` returns the body of the document ``key`` (its ETag, coding
+    included), from a render of it already under way or from ``render(runner)``
+    started now with a runner of the front's (one no single request closes), with its
+    first chunk already read (so a render failing before it raises here, and the front
+    answers 500). ``bounded=False``: a render that only recodes another shared render,
+    so it takes none of the front's render slots (the render it reads holds one).
+    """
+
+    async def __call__(
+        self, key: str, render: Render, bounded: bool = True
+    ) -> AsyncIterator[bytes]:
+        """The body of document ``key``, shared."""
+        ...
 
 
 class Once(Protocol):
@@ -335,10 +346,35 @@ async def _opened(
         return flow.Opened(_delivered(replay, body.delivery(site), runner), spool.length)
     try:
         if sharing is not None and body.key is not None:
-            return flow.Opened(await sharing.stream(body.key, render))
+            return flow.Opened(await _shared(site, body, sharing.stream, render))
         return flow.Opened(await _started(render(runner)))
     except StaleValidatorsError:
         return None
+
+
+async def _shared(
+    site: Site[AsyncUrlSource], body: flow.Body[AsyncUrlSource], share: Share, render: Render
+) -> AsyncIterator[bytes]:
+    # The body from a render shared by the requests for the same document. A gzip
+    # document streamed on remembered validators gzips its identity twin's shared
+    # render, so a crowd asking both codings costs one walk.
+    twin = body.identity_twin()
+    assert body.key is not None
+    if twin is None or twin.key is None:
+        return await share(body.key, render)
+    plain_key = twin.key
+
+    def plain(runner: Runner) -> AsyncIterator[bytes]:
+        return _delivered(_written(twin.writer(), runner), twin.delivery(site), runner)
+
+    async def recoded() -> AsyncIterator[bytes]:
+        async for chunk in agzip_chunks(await share(plain_key, plain)):
+            yield chunk
+
+    def coded(runner: Runner) -> AsyncIterator[bytes]:
+        return _delivered(recoded(), body.delivery(site), runner)
+
+    return await share(body.key, coded, bounded=False)
 
 
 async def _started(body: AsyncIterator[bytes]) -> AsyncIterator[bytes]:

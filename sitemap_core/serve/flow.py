@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Callable, Generator, Hashable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Generic, Literal, TypeAlias
 
@@ -171,6 +171,15 @@ class Body(Generic[S]):
             return DocumentWriter(self.plan)
         check = Check(recalled.counts, self.plan.kind == "text", expected=recalled)
         return DocumentWriter(self.plan, check.observe, check)
+
+    def identity_twin(self) -> Body[S] | None:
+        """The identity coding of a gzip document streamed on remembered validators,
+        under its own key: a driver may gzip the twin's shared render rather than walk
+        the sources again. None for any other body."""
+        if self.coding != "gzip" or self.recalled is None:
+            return None
+        etag = digest_etag(self.identity, self.recalled.digest, "identity")
+        return replace(self, coding="identity", key=cache_key_of(Validators(etag, None)))
 
     def delivery(self, site: Site[S]) -> Delivery:
         """What is done with the chunks on their way out (see :class:`Delivery`)."""

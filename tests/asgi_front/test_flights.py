@@ -199,6 +199,37 @@ def test_a_cold_crowd_on_pages_costs_a_count_and_a_render_per_page_in_both_codin
     anyio.run(main)
 
 
+def test_a_warm_crowd_in_both_codings_streams_one_render_per_page() -> None:
+    async def main() -> None:
+        source = Walks(20_000)
+        app = app_of(source, page_size=10_000)
+        pages = ["/sitemap-items-1.xml", "/sitemap-items-2.xml"]
+        alone = {}
+        for path in pages:  # the validators are learnt; each coding's bytes alone
+            await get(app, path)
+            alone[path] = bytes((await get(app, path, coding="gzip")).body)
+        walks = source.started
+        calls = [
+            get(app, path, pause=0.001, coding=coding)
+            for path in pages
+            for coding in ("", "gzip")
+            for _ in range(5)
+        ]
+        results = await gather(*calls)
+        assert all(r.status == 200 and r.error is None for r in results)
+        # One render per page, its gzip coding made from it (two per page before).
+        assert source.started == walks + len(pages)
+        for index, path in enumerate(pages):
+            plain = results[index * 10 : index * 10 + 5]
+            zipped = results[index * 10 + 5 : index * 10 + 10]
+            assert {r.headers.get("content-encoding") for r in zipped} == {"gzip"}
+            assert {bytes(r.body) for r in zipped} == {alone[path]}  # byte for byte
+            assert {gzip.decompress(bytes(r.body)) for r in zipped} == {bytes(plain[0].body)}
+        assert len(app._relays) == 0
+
+    anyio.run(main)
+
+
 async def _revalidate(app: Any, path: str, etag: str) -> Got:
     # A crawler's conditional GET: rendered to a spool (with a check) to answer it.
     got = Got()

@@ -358,8 +358,8 @@ async def _shared(
     # The body from a render shared by the requests for the same document. A gzip
     # document streamed on remembered validators gzips its identity twin's shared
     # render, so a crowd asking both codings costs one walk.
-    twin = body.identity_twin()
     assert body.key is not None
+    twin = body.identity_twin()
     if twin is None or twin.key is None:
         return await share(body.key, render)
     plain_key = twin.key

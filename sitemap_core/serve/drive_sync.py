@@ -73,13 +73,13 @@ def run(site: Site[UrlSource], steps: flow.Flow, sharing: ThreadFlights | None =
     driving = flow.Driving(steps)
     for need in driving:
         try:
-            driving.answer(_shared(site, need, sharing))
+            driving.answer(_answer_shared(site, need, sharing))
         except Exception as exc:  # handed to the flow, which may recover or re-raise
             driving.fail(exc)
     return driving.result
 
 
-def _shared(site: Site[UrlSource], need: flow.Need, sharing: ThreadFlights | None) -> Any:
+def _answer_shared(site: Site[UrlSource], need: flow.Need, sharing: ThreadFlights | None) -> Any:
     # The answer to ``need``, shared with the threads that ask it meanwhile when the
     # flow marks it so: a count, or a spool (then claimed by each of them).
     shared = getattr(need, "shared", None)

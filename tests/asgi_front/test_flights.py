@@ -230,6 +230,27 @@ def test_a_warm_crowd_in_both_codings_streams_one_render_per_page() -> None:
     anyio.run(main)
 
 
+def test_a_walk_failing_under_a_warm_crowd_in_both_codings_cuts_every_transfer() -> None:
+    async def main() -> None:
+        source = Walks(30_000)
+        app = app_of(source)
+        await get(app, "/sitemap.xml")  # the validators are learnt
+        source.fail_at = 29_000  # past the first chunk: the readers have bytes already
+        results = await gather(
+            *(get(app, "/sitemap.xml", pause=0.001, coding=c) for c in ("", "gzip") * 3)
+        )
+        for got in results:
+            assert got.status == 200 and isinstance(got.error, RuntimeError)
+        for got in results[::2]:
+            assert b"</urlset>" not in got.body
+        for got in results[1::2]:  # the gzip stream stops short of its end
+            with pytest.raises(EOFError):
+                gzip.decompress(bytes(got.body))
+        assert len(app._relays) == 0
+
+    anyio.run(main)
+
+
 async def _revalidate(app: Any, path: str, etag: str) -> Got:
     # A crawler's conditional GET: rendered to a spool (with a check) to answer it.
     got = Got()

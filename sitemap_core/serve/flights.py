@@ -18,15 +18,11 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Generic, Protocol, TypeVar, cast
+from typing import Any, Generic, TypeVar, cast
 
 __all__ = ["Flight", "Flights", "ThreadFlights"]
 
 T = TypeVar("T")
-
-
-class _Event(Protocol):
-    def set(self) -> None: ...
 
 
 class Flight(Generic[T]):

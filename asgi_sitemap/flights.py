@@ -1,46 +1,29 @@
-"""One computation for every concurrent request that needs the same answer.
-
-A source without a fingerprint is known only by walking it: its count is a walk, and
-a document of it is a walk written to a spool before its first byte. Two hundred
-crawlers asking the index or a page at once meant two hundred walks, and every
-other request of the app waited behind them for the sitemap's threads. Here the
-first request to need an answer computes it, in its own task; those that need the
-same answer meanwhile wait for it, and are given it too. Nothing is kept once it is
-given: the next request computes afresh, so an answer is never older than the
-requests it serves.
-"""
+"""One computation for every concurrent request of an event loop that needs the same
+answer (see :mod:`sitemap_core.serve.flights`, whose bookkeeping this waits on)."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any, Generic, TypeVar, cast
+from typing import TypeVar, cast
 
 import anyio
+
+from sitemap_core.serve.front import Flight
+from sitemap_core.serve.front import Flights as Board
 
 __all__ = ["Flights"]
 
 T = TypeVar("T")
 
 
-class _Flight(Generic[T]):
-    """One computation under way, and the requests waiting for it."""
-
-    def __init__(self) -> None:
-        self.done = anyio.Event()
-        self.waiting = 0
-        self.given = False
-        self.result: T | None = None
-        self.error: Exception | None = None
-
-
 class Flights:
     """The computations under way, by key (a driver's ``Sharing.once``)."""
 
     def __init__(self) -> None:
-        self._live: dict[str, _Flight[Any]] = {}
+        self._board = Board(anyio.Event)
 
     def __len__(self) -> int:
-        return len(self._live)
+        return len(self._board)
 
     async def once(
         self,
@@ -59,46 +42,26 @@ class Flights:
         waiting requests computes it again.
         """
         while True:
-            flight: _Flight[T] | None = self._live.get(key)
-            if flight is None:
-                return await self._lead(key, compute, claim)
-            await self._follow(flight, release)
-            if flight.given:
-                return cast(T, flight.result)
-            if flight.error is not None:
-                raise flight.error
+            flight, lead = self._board.board(key)
+            if lead:
+                with self._board.leading(key, flight):
+                    result = await compute()
+                    self._board.give(key, flight, result, claim)
+                    return result
+            await _follow(flight, release)
+            given, shared = flight.outcome()
+            if given:
+                return cast(T, shared)
 
-    async def _lead(
-        self, key: str, compute: Callable[[], Awaitable[T]], claim: Callable[[T], object] | None
-    ) -> T:
-        flight: _Flight[T] = _Flight()
-        self._live[key] = flight
-        try:
-            result = await compute()
-        except Exception as exc:
-            flight.error = exc  # the waiting requests fail as this one does
-            raise
-        else:
-            if claim is not None:
-                for _ in range(flight.waiting):
-                    claim(result)
-            flight.result, flight.given = result, True
-            return result
-        finally:
-            # Whatever the way out (a cancellation leaves neither result nor error),
-            # no later request may join this flight, and its waiters must wake.
-            del self._live[key]
-            flight.done.set()
 
-    async def _follow(self, flight: _Flight[T], release: Callable[[T], object] | None) -> None:
-        flight.waiting += 1
-        try:
-            await flight.done.wait()
-        except BaseException:
-            # Cancelled while waiting: counted out, or, if the result was already
-            # claimed for this request, its claim given back.
-            if not flight.done.is_set():
-                flight.waiting -= 1
-            elif flight.given and release is not None:
-                release(cast(T, flight.result))
-            raise
+async def _follow(flight: Flight[T], release: Callable[[T], object] | None) -> None:
+    try:
+        await flight.done.wait()
+    except BaseException:
+        # Cancelled while waiting: counted out, or, if the result was already
+        # claimed for this request, its claim given back.
+        if not flight.done.is_set():
+            flight.waiting -= 1
+        elif flight.given and release is not None:
+            release(cast(T, flight.result))
+        raise

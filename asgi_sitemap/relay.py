@@ -19,6 +19,7 @@ import tempfile
 from bisect import bisect_right
 from collections import deque
 from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import nullcontext
 from typing import Any
 
 import anyio
@@ -140,11 +141,11 @@ class Relays:
         client leaves must not stop a render other responses still read.
         """
 
-        async def share(key: str, render: Render) -> AsyncIterator[bytes]:
+        async def share(key: str, render: Render, bounded: bool = True) -> AsyncIterator[bytes]:
             relay = self._live.get(key)
             if relay is None or relay.done:
                 relay = self._live[key] = Relay()
-                task_group.start_soon(self._produce, key, relay, render, threads)
+                task_group.start_soon(self._produce, key, relay, render, threads, bounded)
             reader = relay.read()
             try:
                 # The first chunk now: a render failing before it is a 500, not a 200.
@@ -157,7 +158,12 @@ class Relays:
         return share
 
     async def _produce(
-        self, key: str, relay: Relay, render: Render, threads: anyio.CapacityLimiter | None
+        self,
+        key: str,
+        relay: Relay,
+        render: Render,
+        threads: anyio.CapacityLimiter | None,
+        bounded: bool,
     ) -> None:
         error: BaseException | None = None
         try:
@@ -168,7 +174,11 @@ class Relays:
             # request's disconnect would cancel the task pulling a sync source, whose
             # stream would then end early, as if complete.
             with anyio.CancelScope(shield=True):
-                async with self._limit(), anyio.create_task_group() as pulling:
+                # A recoding render (not ``bounded``) waits on one that holds a slot:
+                # were it to hold one too, such renders could take every slot and
+                # wait for ever on renders that cannot start.
+                limit = self._limit() if bounded else nullcontext()
+                async with limit, anyio.create_task_group() as pulling:
                     runner = ThreadRunner(pulling, threads)
                     try:
                         error = await self._pump(key, relay, render(runner))

@@ -8,9 +8,9 @@ with uvicorn workers, and, for the Flask app, gunicorn's sync and gthread worker
 every other one asking gzip) arrive at once and read for ``--seconds``, while one
 normal client asks the index, the pages and the app's page, every answer checked;
 reported: its p50 / p95 / max and failures, the readers' answers, and the server's
-RSS before, at peak and after the readers left. Each ASGI server runs it twice:
-"warm" (the client ran idle first, so the pages' validators are known) and "cold"
-(the crowd is the first thing the server sees).
+RSS before, at peak and after the readers left. Each ASGI server and gthread run it
+twice: "warm" (the client ran idle first, so the pages' validators are known) and
+"cold" (the crowd is the first thing the server sees).
 
 Issue 11's scenarios (``--only issue11``; all on 127.0.0.1, bounded in count and
 time), on the load app of ``tests/e2e/load.py`` (20,000 entries per page: a plain
@@ -194,7 +194,8 @@ def crowd(args: argparse.Namespace) -> None:
     rows: list[str] = []
     for key in args.servers.split(","):
         name, asgi, start = CROWD_SERVERS[key]
-        for warm in (True, False) if asgi else (True,):
+        # Cold too where concurrent requests share walks (the ASGI servers, gthread).
+        for warm in (True, False) if asgi or key == "gthread" else (True,):
             with tempfile.TemporaryDirectory() as tmp:
                 folder = Path(tmp)
                 write_quick_app(folder)

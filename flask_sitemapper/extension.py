@@ -125,6 +125,7 @@ from sitemap_core.serve.front import (
     Site,
     Sites,
     SourceOptions,
+    ThreadFlights,
     UntrustedHostError,
     UrlSource,
     accepts_gzip,
@@ -285,6 +286,9 @@ class Sitemapper:
         self._frozen = False
         #: The scheme of URLs built from the request's host: None for the request's own.
         self._scheme = _SCHEMES[https]
+        # The walks of sources without a fingerprint that this process's threads
+        # (gthread workers) need at once, each made once for all of them.
+        self._flights = ThreadFlights()
         self.master = master
         if app is not None:
             self.init_app(app)
@@ -686,7 +690,7 @@ class Sitemapper:
         environ = req.environ
         headers = environ_headers(environ)
         protocol = environ.get("SERVER_PROTOCOL", "HTTP/1.1")
-        reply = respond(site, req.method, path, base_url, headers, protocol)
+        reply = respond(site, req.method, path, base_url, headers, protocol, self._flights)
         if reply is None:
             abort(404)
         if reply.status == 304:

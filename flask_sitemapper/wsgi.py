@@ -31,6 +31,7 @@ from sitemap_core.serve.front import (
     SettingsArguments,
     Site,
     Sites,
+    ThreadFlights,
     UrlSource,
     answer_robots,
     classify,
@@ -93,6 +94,9 @@ class SitemapMiddleware:
             self.site = self.settings.site(url_sources, cache)
             self.base_policy = self.settings.base_policy()
         self.robots = self.settings.robots
+        # The walks of sources without a fingerprint that the server's threads need at
+        # once, each made once for all of them.
+        self._flights = ThreadFlights()
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
         """Answer sitemap paths; pass everything else to the wrapped app."""
@@ -117,6 +121,7 @@ class SitemapMiddleware:
                 lambda: self._base(environ, policy),
                 _wsgi_headers(environ),
                 environ.get("SERVER_PROTOCOL", "HTTP/1.1"),
+                self._flights,
             )
         except Exception:
             logger.exception("sitemap %s failed before the response started", path)

@@ -46,12 +46,23 @@ T = TypeVar("T")
 #: A document's render: its chunks, pulling sources through the runner given.
 Render = Callable[[Runner], AsyncIterator[bytes]]
 
-#: How a front lets concurrent requests share renders: ``share(key, render)`` returns
-#: the body of the document ``key`` (its ETag, coding included), from a render of it
-#: already under way or from ``render(runner)`` started now with a runner of the
-#: front's (one no single request closes), with its first chunk already read (so a
-#: render failing before it raises here, and the front answers 500).
-Share = Callable[[str, Render], Awaitable[AsyncIterator[bytes]]]
+
+class Share(Protocol):
+    """How a front lets concurrent requests share renders.
+
+    ``share(key, render)`` returns the body of the document ``key`` (its ETag, coding
+    included), from a render of it already under way or from ``render(runner)``
+    started now with a runner of the front's (one no single request closes), with its
+    first chunk already read (so a render failing before it raises here, and the front
+    answers 500). ``bounded=False``: a render that only recodes another shared render,
+    so it takes none of the front's render slots (the render it reads holds one).
+    """
+
+    async def __call__(
+        self, key: str, render: Render, bounded: bool = True
+    ) -> AsyncIterator[bytes]:
+        """The body of document ``key``, shared."""
+        ...
 
 
 class Once(Protocol):
@@ -159,6 +170,8 @@ async def _answer(
         return await runner.run_sync(need.render)
     if isinstance(need, flow.Fill):
         return await _fill(need, runner, sharing)
+    if isinstance(need, flow.Encode):
+        return await _encoded(need, runner, sharing)
     return await _opened(site, need.body, runner, sharing)
 
 
@@ -185,6 +198,15 @@ async def _fill(need: flow.Fill[AsyncUrlSource], runner: Runner, sharing: Sharin
     finally:
         if not written:
             need.spool.release()  # another request's fill answered (or failed) for it
+
+
+async def _encoded(need: flow.Encode, runner: Runner, sharing: Sharing | None) -> Spool:
+    # The gzip spool of the document (compressed in a worker thread): this need's, or,
+    # shared, the one another request's identical encoding wrote (claimed for this one).
+    encode = partial(runner.run_sync, need.spool.gzipped)
+    if sharing is None or need.shared is None:
+        return await encode()
+    return await sharing.once(need.shared, encode, Spool.claim, Spool.release)
 
 
 async def _cached(cache: PageCache, runner: Runner, call: Callable[..., T], *args: Any) -> T:
@@ -324,10 +346,35 @@ async def _opened(
         return flow.Opened(_delivered(replay, body.delivery(site), runner), spool.length)
     try:
         if sharing is not None and body.key is not None:
-            return flow.Opened(await sharing.stream(body.key, render))
+            return flow.Opened(await _shared(site, body, sharing.stream, render))
         return flow.Opened(await _started(render(runner)))
     except StaleValidatorsError:
         return None
+
+
+async def _shared(
+    site: Site[AsyncUrlSource], body: flow.Body[AsyncUrlSource], share: Share, render: Render
+) -> AsyncIterator[bytes]:
+    # The body from a render shared by the requests for the same document. A gzip
+    # document streamed on remembered validators gzips its identity twin's shared
+    # render, so a crowd asking both codings costs one walk.
+    assert body.key is not None
+    twin = body.identity_twin()
+    if twin is None or twin.key is None:
+        return await share(body.key, render)
+    plain_key = twin.key
+
+    def plain(runner: Runner) -> AsyncIterator[bytes]:
+        return _delivered(_written(twin.writer(), runner), twin.delivery(site), runner)
+
+    async def recoded() -> AsyncIterator[bytes]:
+        async for chunk in agzip_chunks(await share(plain_key, plain)):
+            yield chunk
+
+    def coded(runner: Runner) -> AsyncIterator[bytes]:
+        return _delivered(recoded(), body.delivery(site), runner)
+
+    return await share(body.key, coded, bounded=False)
 
 
 async def _started(body: AsyncIterator[bytes]) -> AsyncIterator[bytes]:

@@ -8,6 +8,7 @@ document.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from functools import partial
 from typing import Any
 
 from sitemap_core.memory.cache import cache_get, cache_set
@@ -17,6 +18,7 @@ from sitemap_core.model.hosts import BaseURL
 from sitemap_core.serve import flow
 from sitemap_core.serve.body import Delivery, DocumentWriter
 from sitemap_core.serve.compress import gzip_chunks
+from sitemap_core.serve.flights import ThreadFlights
 from sitemap_core.serve.http import Reply
 from sitemap_core.serve.request import NO_HEADERS
 from sitemap_core.serve.site import Plan, Site
@@ -34,6 +36,7 @@ def respond(
     base_url: Callable[[], BaseURL],
     request: Mapping[str, str] = NO_HEADERS,
     protocol: str = "HTTP/1.1",
+    sharing: ThreadFlights | None = None,
 ) -> Reply | None:
     """Answer a request synchronously; None when ``path`` is not the site's.
 
@@ -41,11 +44,14 @@ def respond(
     request's HTTP version (see :func:`~sitemap_core.serve.request.is_sized`). A source
     error before the first byte propagates to the caller, which answers 500; after it,
     the body raises mid-stream and the server cuts the transfer. The sources' facts are
-    asked in one request scope (see :mod:`sitemap_core.sources.scope`).
+    asked in one request scope (see :mod:`sitemap_core.sources.scope`). With
+    ``sharing``, the threads of a process answering at once share the walks the flow
+    marks as shared (counts and spooled documents of sources without a fingerprint).
     """
     scope = enter_request()
     try:
-        reply: Reply | None = run(site, flow.serve(site, method, path, base_url, request, protocol))
+        steps = flow.serve(site, method, path, base_url, request, protocol)
+        reply: Reply | None = run(site, steps, sharing)
         return reply
     finally:
         leave_request(scope)
@@ -62,15 +68,29 @@ def count_index_parts(site: Site[UrlSource], base: BaseURL) -> int:
         leave_request(scope)
 
 
-def run(site: Site[UrlSource], steps: flow.Flow) -> Any:
+def run(site: Site[UrlSource], steps: flow.Flow, sharing: ThreadFlights | None = None) -> Any:
     """Drive ``steps`` (a flow) to its end, answering each need; its result."""
     driving = flow.Driving(steps)
     for need in driving:
         try:
-            driving.answer(_answer(site, need))
+            driving.answer(_answer_shared(site, need, sharing))
         except Exception as exc:  # handed to the flow, which may recover or re-raise
             driving.fail(exc)
     return driving.result
+
+
+def _answer_shared(site: Site[UrlSource], need: flow.Need, sharing: ThreadFlights | None) -> Any:
+    # The answer to ``need``, shared with the threads that ask it meanwhile when the
+    # flow marks it so: a count, or a spool (then claimed by each of them).
+    shared = getattr(need, "shared", None)
+    if sharing is None or shared is None:
+        return _answer(site, need)
+    if isinstance(need, flow.Fact):
+        return sharing.once(shared, partial(_answer, site, need))
+    spool: Spool = sharing.once(shared, partial(_answer, site, need), Spool.claim)
+    if isinstance(need, flow.Fill) and spool is not need.spool:
+        need.spool.release()  # another thread's fill answered for it
+    return spool
 
 
 def _answer(site: Site[UrlSource], need: flow.Need) -> Any:
@@ -88,6 +108,8 @@ def _answer(site: Site[UrlSource], need: flow.Need) -> Any:
         return need.render()
     if isinstance(need, flow.Fill):
         return _filled(need.spool, _written(need.writer()))
+    if isinstance(need, flow.Encode):
+        return need.spool.gzipped()
     return _opened(site, need.body)
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import Callable, Generator, Hashable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Generic, Literal, TypeAlias
 
@@ -70,6 +70,7 @@ __all__ = [
     "CacheRead",
     "CacheWrite",
     "Driving",
+    "Encode",
     "Fact",
     "Fill",
     "Flow",
@@ -171,6 +172,15 @@ class Body(Generic[S]):
         check = Check(recalled.counts, self.plan.kind == "text", expected=recalled)
         return DocumentWriter(self.plan, check.observe, check)
 
+    def identity_twin(self) -> Body[S] | None:
+        """The identity coding of a gzip document streamed on remembered validators,
+        under its own key: a driver may gzip the twin's shared render rather than walk
+        the sources again. None for any other body."""
+        if self.coding != "gzip" or self.recalled is None:
+            return None
+        etag = digest_etag(self.identity, self.recalled.digest, "identity")
+        return replace(self, coding="identity", key=cache_key_of(Validators(etag, None)))
+
     def delivery(self, site: Site[S]) -> Delivery:
         """What is done with the chunks on their way out (see :class:`Delivery`)."""
         cache = site.cache if self.keep else None
@@ -197,6 +207,16 @@ class Fill(Generic[S]):
 
 
 @dataclass(frozen=True)
+class Encode:
+    """The gzip coding of the document in the identity ``spool``: answered with a
+    spool of its own (see :meth:`Spool.gzipped`), or, ``shared`` as for :class:`Fill`,
+    with the one another request's identical encoding wrote, claimed for this one."""
+
+    spool: Spool
+    shared: str | None = None
+
+
+@dataclass(frozen=True)
 class Open(Generic[S]):
     """Start streaming ``body``: answered with :class:`Opened`, or None when a
     remembered document turned out stale before its first byte."""
@@ -218,7 +238,14 @@ class Opened:
 
 #: What the flow may yield.
 Need: TypeAlias = (
-    Fact[Any] | CacheRead | CacheWrite | RecentChanges[Any] | RenderFeed | Fill[Any] | Open[Any]
+    Fact[Any]
+    | CacheRead
+    | CacheWrite
+    | RecentChanges[Any]
+    | RenderFeed
+    | Fill[Any]
+    | Encode
+    | Open[Any]
 )
 #: The flow, or a step of it: yields needs, is sent their answers, returns its result.
 Flow: TypeAlias = Generator[Need, Any, Any]
@@ -461,20 +488,28 @@ def _spooled(
     # Write the document whole before its first byte (its ETag is the digest of its
     # bytes) and remember what it found; None when ``check`` saw that the counts the
     # plan was made from no longer hold. Concurrent requests for the same document,
-    # made from the same counts, may share one spool: one walk for the crowd.
-    fill = Fill(
-        ready.plan,
-        Spool(ready.coding, ready.plan.kind == "text", check),
-        f"fill|{site.name}|{ready.identity}|{ready.coding}|{sorted(counts.items())}"
-        f"|{check is not None}",
-    )
+    # made from the same counts, may share one spool, and its gzip coding is written
+    # from that spool: one walk for the crowd, whatever the codings it asks.
+    shared = f"fill|{site.name}|{ready.identity}|{sorted(counts.items())}|{check is not None}"
+    fill = Fill(ready.plan, Spool("identity", ready.plan.kind == "text", check), shared)
     spool: Spool = yield fill
     if spool.check is not None and not spool.check.counts_hold:
         spool.release()
         return None
+    if ready.coding == "gzip":
+        spool = yield from _gzipped(spool, f"{shared}|gzip")
     reply = finish_spooled(ready, spool)
     remember(site, ready, counts, spool)
     return reply
+
+
+def _gzipped(identity: Spool, shared: str) -> Flow:
+    # The gzip coding of the document in ``identity``, whose claim is then let go.
+    try:
+        coded: Spool = yield Encode(identity, shared)
+    finally:
+        identity.release()
+    return coded
 
 
 def _recalled(site: Site[S], pending: Pending[S], plan: Plan[S], recalled: Recalled) -> Flow:

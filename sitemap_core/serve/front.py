@@ -39,6 +39,7 @@ from sitemap_core.serve.drive_async import (
     respond_async,
 )
 from sitemap_core.serve.drive_sync import count_index_parts, respond
+from sitemap_core.serve.flights import Flight, Flights, ThreadFlights
 from sitemap_core.serve.http import (
     ALLOWED_METHODS,
     XML,
@@ -112,6 +113,8 @@ __all__ = [
     "ChangeFreq",
     "ConfigurationError",
     "Entry",
+    "Flight",
+    "Flights",
     "Hosted",
     "Image",
     "IndexEncoder",
@@ -143,6 +146,7 @@ __all__ = [
     "Sites",
     "SourceOptions",
     "Spool",
+    "ThreadFlights",
     "UntrustedHostError",
     "UrlSource",
     "Video",

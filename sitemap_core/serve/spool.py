@@ -4,12 +4,15 @@ A document whose sources have no fingerprint is written to a :class:`Spool` befo
 it is sent: only its bytes give its ETag. Concurrent requests for the same document
 may share one spool (the ASGI front does, so that a crowd asking a plain generator's
 page costs one walk of it, not one each): each holds a claim on it, reads it from
-the start at its own pace, and the last one to let go closes its file.
+the start at its own pace, and the last one to let go closes its file. A document's
+gzip coding is written from its identity spool (:meth:`Spool.gzipped`), so the two
+codings of a document cost one walk of its sources.
 """
 
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Iterator
 from datetime import datetime
 from tempfile import SpooledTemporaryFile
@@ -53,6 +56,12 @@ class Spool:
         #: Every entry seen so far had a lastmod (else no Last-Modified).
         self.all_dated = True
         self.length = 0
+        # The size of each chunk written, so that a gzip coding of the document is
+        # fed the chunks a render gave (its bytes depend on where they were flushed).
+        self._sizes: list[int] = []
+        # A seek and its read are one step, and so are a claim and the seal: the
+        # holders of a shared spool may be threads.
+        self._lock = threading.Lock()
         #: SHA-256 of the uncompressed document, once :meth:`finish` ran.
         self.digest = b""
         #: SHA-256 of the first uncompressed chunk (see :class:`.recall.Recalled`).
@@ -87,48 +96,73 @@ class Spool:
         if not self.first:
             self.first = hashlib.sha256(chunk).digest()
         self._hasher.update(chunk)
-        self._put(self._gzip.feed(chunk) if self._gzip is not None else chunk)
+        self._code(chunk)
 
     def finish(self, identity: str, coding: str) -> Validators:
         """Seal the document and return its validators; a spool shared by several
         requests (the same ``identity`` and ``coding``) is sealed by the first."""
-        if self._validators is None:
-            if self._gzip is not None:
-                self._put(self._gzip.close())
-            self.digest = self._hasher.digest()
-            newest = clamped(self.newest)
-            self._validators = Validators(digest_etag(identity, self.digest, coding), newest)
-        return self._validators
+        with self._lock:
+            if self._validators is None:
+                if self._gzip is not None:
+                    self._put(self._gzip.close())
+                self.digest = self._hasher.digest()
+                newest = clamped(self.newest)
+                self._validators = Validators(digest_etag(identity, self.digest, coding), newest)
+            return self._validators
+
+    def gzipped(self) -> Spool:
+        """This document in gzip: a spool of its own (with one claim), written from
+        these bytes chunk by chunk as they were written, so the same bytes as a gzip
+        render's, with the same digests, dates and check."""
+        coded = Spool("gzip", check=self.check)
+        coded._hasher = self._hasher.copy()
+        coded._dates = None if self._dates is None else self._dates.copy()
+        coded.newest, coded.all_dated, coded.first = self.newest, self.all_dated, self.first
+        offset = 0
+        for size in self._sizes:
+            coded._code(self._read(offset, size))
+            offset += size
+        return coded
+
+    def _code(self, chunk: bytes) -> None:
+        # An uncompressed chunk, digested already, stored in the spool's coding.
+        self._sizes.append(len(chunk))
+        self._put(self._gzip.feed(chunk) if self._gzip is not None else chunk)
 
     def claim(self) -> Spool:
         """One more holder: the file stays open until it, too, lets go."""
-        self._claims += 1
+        with self._lock:
+            self._claims += 1
         return self
 
     def release(self) -> None:
         """A holder lets go without reading; the last one closes the file."""
-        self._claims -= 1
-        if self._claims <= 0:
-            self.file.close()
+        with self._lock:
+            self._claims -= 1
+            if self._claims <= 0:
+                self.file.close()
 
     def chunks(self) -> Iterator[bytes]:
         """The stored bytes from the first, in chunks, letting go at the end.
 
         Each reader keeps its own offset, so holders read one spool at their own
-        pace. Readers of a shared spool run on one event loop, between whose turns a
-        seek and its read are never split.
+        pace, in one thread or several.
         """
         offset = 0
         try:
             while True:
-                self.file.seek(offset)
-                chunk = self.file.read(CHUNK_BYTES)
+                chunk = self._read(offset, CHUNK_BYTES)
                 if not chunk:
                     return
                 offset += len(chunk)
                 yield chunk
         finally:
             self.release()
+
+    def _read(self, offset: int, size: int) -> bytes:
+        with self._lock:
+            self.file.seek(offset)
+            return self.file.read(size)
 
     def _put(self, data: bytes) -> None:
         if data:

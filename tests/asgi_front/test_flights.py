@@ -170,7 +170,7 @@ def test_a_crowd_asking_the_index_of_a_plain_generator_costs_one_walk() -> None:
     anyio.run(main)
 
 
-def test_a_cold_crowd_on_pages_costs_a_count_and_a_render_per_page_and_coding() -> None:
+def test_a_cold_crowd_on_pages_costs_a_count_and_a_render_per_page_in_both_codings() -> None:
     async def main() -> None:
         source = Walks(30_000)
         app = app_of(source, page_size=10_000)
@@ -183,9 +183,10 @@ def test_a_cold_crowd_on_pages_costs_a_count_and_a_render_per_page_and_coding() 
         ]
         results = await gather(*calls)
         assert all(r.status == 200 and r.error is None for r in results)
-        # One count, then one spooled render of each page in each coding: 7 walks for
-        # 48 requests that each counted and rendered before.
-        assert source.started == 1 + len(pages) * 2
+        # One count, then one spooled render of each page, whose gzip coding is
+        # written from it: 4 walks for 48 requests (7 when each coding was rendered
+        # apart, 96 when each request counted and rendered).
+        assert source.started == 1 + len(pages)
         for index, path in enumerate(pages):
             plain = results[index * 16 : index * 16 + 8]
             zipped = results[index * 16 + 8 : index * 16 + 16]
@@ -194,6 +195,58 @@ def test_a_cold_crowd_on_pages_costs_a_count_and_a_render_per_page_and_coding() 
             assert bytes(plain[0].body).count(b"<url>") == 10_000, path
             assert len({r.headers["etag"] for r in plain}) == 1
         assert len(app._flights) == 0
+
+    anyio.run(main)
+
+
+def test_a_warm_crowd_in_both_codings_streams_one_render_per_page() -> None:
+    async def main() -> None:
+        source = Walks(20_000)
+        app = app_of(source, page_size=10_000)
+        pages = ["/sitemap-items-1.xml", "/sitemap-items-2.xml"]
+        alone = {}
+        for path in pages:  # the validators are learnt; each coding's bytes alone
+            await get(app, path)
+            alone[path] = bytes((await get(app, path, coding="gzip")).body)
+        walks = source.started
+        calls = [
+            get(app, path, pause=0.001, coding=coding)
+            for path in pages
+            for coding in ("", "gzip")
+            for _ in range(5)
+        ]
+        results = await gather(*calls)
+        assert all(r.status == 200 and r.error is None for r in results)
+        # One render per page, its gzip coding made from it (two per page before).
+        assert source.started == walks + len(pages)
+        for index, path in enumerate(pages):
+            plain = results[index * 10 : index * 10 + 5]
+            zipped = results[index * 10 + 5 : index * 10 + 10]
+            assert {r.headers.get("content-encoding") for r in zipped} == {"gzip"}
+            assert {bytes(r.body) for r in zipped} == {alone[path]}  # byte for byte
+            assert {gzip.decompress(bytes(r.body)) for r in zipped} == {bytes(plain[0].body)}
+        assert len(app._relays) == 0
+
+    anyio.run(main)
+
+
+def test_a_walk_failing_under_a_warm_crowd_in_both_codings_cuts_every_transfer() -> None:
+    async def main() -> None:
+        source = Walks(30_000)
+        app = app_of(source)
+        await get(app, "/sitemap.xml")  # the validators are learnt
+        source.fail_at = 29_000  # past the first chunk: the readers have bytes already
+        results = await gather(
+            *(get(app, "/sitemap.xml", pause=0.001, coding=c) for c in ("", "gzip") * 3)
+        )
+        for got in results:
+            assert got.status == 200 and isinstance(got.error, RuntimeError)
+        for got in results[::2]:
+            assert b"</urlset>" not in got.body
+        for got in results[1::2]:  # the gzip stream stops short of its end
+            with pytest.raises(EOFError):
+                gzip.decompress(bytes(got.body))
+        assert len(app._relays) == 0
 
     anyio.run(main)
 

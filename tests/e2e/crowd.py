@@ -20,8 +20,14 @@ from .load import Expectations, SlowRead, slow_reader
 #: Starlette (``asgi_app``) and Flask (``flask_app``). ``QUICK_URL_FOR=1`` builds each
 #: URL with the front's ``url_for``, as the Quick start does; else by formatting.
 QUICK_APP = '''
-"""The Quick start's shape: a plain generator of QUICK_ENTRIES posts, and the app's pages."""
+"""The Quick start's shape: a plain generator of QUICK_ENTRIES posts, and the app's pages.
+
+/walks answers how many walks of the generator began (QUICK_PAUSE: seconds each
+walk waits before its first entry, so that a crowd surely arrives during it).
+"""
 import os
+import threading
+import time
 
 import flask
 from flask import Flask
@@ -39,9 +45,19 @@ PAGE_SIZE = int(os.environ["QUICK_PAGE_SIZE"])
 URL_FOR = os.environ.get("QUICK_URL_FOR") == "1"
 BASE = "https://quick.example.com"
 LASTMOD = "2024-05-01T10:00:00+00:00"
+PAUSE = float(os.environ.get("QUICK_PAUSE", "0"))
+WALKS = [0]
+LOCK = threading.Lock()
+
+
+def walked():
+    with LOCK:
+        WALKS[0] += 1
+    time.sleep(PAUSE)
 
 
 def asgi_posts():
+    walked()
     for i in range(ENTRIES):
         if URL_FOR:
             loc = asgi_sitemap.url_for("post", slug=f"post-{i}")
@@ -58,8 +74,16 @@ async def post(request):
     return PlainTextResponse(request.path_params["slug"])
 
 
+async def walks(request):
+    return PlainTextResponse(str(WALKS[0]))
+
+
 asgi_app = Starlette(
-    routes=[Route("/", home), Route("/posts/{slug}", post, name="post")],
+    routes=[
+        Route("/", home),
+        Route("/posts/{slug}", post, name="post"),
+        Route("/walks", walks),
+    ],
     middleware=[
         Middleware(
             SitemapMiddleware,
@@ -85,8 +109,14 @@ def flask_post(slug):
     return slug
 
 
+@flask_app.get("/walks")
+def flask_walks():
+    return str(WALKS[0])
+
+
 @sitemapper.source("posts")
 def flask_posts():
+    walked()
     for i in range(ENTRIES):
         if URL_FOR:
             loc = flask.url_for("flask_post", slug=f"post-{i}", _external=True)
@@ -103,6 +133,8 @@ class QuickSite:
     entries: int
     page_size: int = 50_000
     url_for: bool = False
+    #: Seconds each walk of the generator waits before its first entry.
+    pause: float = 0.0
 
     @property
     def env(self) -> dict[str, str]:
@@ -111,6 +143,7 @@ class QuickSite:
             "QUICK_ENTRIES": str(self.entries),
             "QUICK_PAGE_SIZE": str(self.page_size),
             "QUICK_URL_FOR": "1" if self.url_for else "0",
+            "QUICK_PAUSE": str(self.pause),
         }
 
     @property

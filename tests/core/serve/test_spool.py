@@ -54,3 +54,16 @@ def test_a_reader_that_stops_early_still_lets_go() -> None:
     next(reader)
     reader.close()  # the client left
     assert spool.file.closed
+
+
+def test_the_gzip_coding_written_from_an_identity_spool_is_a_gzip_render_byte_for_byte() -> None:
+    rendered = _written("gzip")
+    identity = _written()
+    coded = identity.gzipped()
+    identity.release()  # the encoding holds the identity spool no longer
+    assert identity.file.closed
+    assert coded.finish("id", "gzip") == rendered.finish("id", "gzip")
+    assert coded.digest == rendered.digest and coded.first == rendered.first
+    assert coded.length == rendered.length
+    assert b"".join(coded.chunks()) == b"".join(rendered.chunks())
+    assert coded.file.closed

@@ -344,24 +344,16 @@ async def _spec_batches(
             yield batch
     elif callable(params):
         sync_params = params
-        # As a sync source's pages: after a first batch (the first byte leaves early),
-        # the worker thread hands over THREAD_BATCHES batches at a time, each hand-over
-        # a round trip to the event loop.
-        batches = runner.pull_sync(
-            lambda: _sync_batches(
-                spec,
-                name,
-                param_result(sync_params(), spec.label),
-                size,
-                build_url,
-                size * THREAD_BATCHES,
-            )
-        )
+        # The worker thread calls params and pulls its items (a query and its cursor
+        # may block); their entries are made here, beside the writer, a batch between
+        # awaits: a thread making them while the loop writes would contend for the GIL.
+        chunks = runner.pull_sync(lambda: _chunks(param_result(sync_params(), spec.label), size))
         try:
-            async for batch in batches:
-                yield batch
+            async for chunk in chunks:
+                for batch in _sync_batches(spec, name, chunk, size, build_url):
+                    yield batch
         finally:
-            await batches.aclose()  # type: ignore[attr-defined]
+            await chunks.aclose()  # type: ignore[attr-defined]
     else:
         for batch in _sync_batches(spec, name, param_result(params, spec.label), size, build_url):
             yield batch
@@ -382,29 +374,26 @@ async def _async_param_batches(
 
 
 def _sync_batches(
-    spec: _Spec,
-    name: str,
-    items: Iterable[Any],
-    size: int,
-    build_url: BuildUrl,
-    then: int | None = None,
+    spec: _Spec, name: str, items: Iterable[Any], size: int, build_url: BuildUrl
 ) -> Iterator[list[Entry | Row]]:
     # Items with only the usual fields come as tuple rows, which _batches hands on as
     # a RowBatch: written without building an Entry each (see iter_param_entries).
-    # Batches of ``size``, or of ``then`` after the first.
-    batch: list[Entry | Row] = []
-    append = batch.append
-    for entry in iter_param_entries(
-        items, name, spec.defaults, spec.languages, build_url, rows=True
-    ):
-        append(entry)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-            append = batch.append
-            size = then or size
-    if batch:
+    entries = iter_param_entries(items, name, spec.defaults, spec.languages, build_url, rows=True)
+    batch = list(islice(entries, size))
+    while batch:
         yield batch
+        batch = list(islice(entries, size))
+
+
+def _chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    # A sync callable's items, pulled in its worker thread: ``size`` first (the first
+    # byte leaves early), then THREAD_BATCHES batches' worth per hand-over, each
+    # hand-over a round trip to the event loop.
+    iterator = iter(items)
+    chunk = list(islice(iterator, size))
+    while chunk:
+        yield chunk
+        chunk = list(islice(iterator, size * THREAD_BATCHES))
 
 
 def _entries(spec: _Spec, name: str, item: Any, build_url: BuildUrl) -> list[Entry]:

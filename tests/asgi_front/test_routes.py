@@ -1,0 +1,69 @@
+"""``SitemapRoutes``: where the params of a marked route are called and read."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import threading
+import warnings
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.responses import PlainTextResponse
+from starlette.routing import Route
+
+with warnings.catch_warnings():
+    # Starlette 1.x announces that its TestClient will need `httpx2`; it works as it did.
+    warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
+    from starlette.testclient import TestClient
+
+from asgi_sitemap import SitemapMiddleware, SitemapRoutes
+
+BASE = "http://localhost"
+
+
+def test_a_sync_params_query_is_made_and_read_in_one_worker_thread_off_the_loop(
+    tmp_path: Path,
+) -> None:
+    database = tmp_path / "posts.db"
+    with sqlite3.connect(database) as db:
+        db.execute("CREATE TABLE posts (id INTEGER PRIMARY KEY)")
+        db.executemany("INSERT INTO posts VALUES (?)", [(i,) for i in range(1, 601)])
+    db.close()
+    threads: dict[str, set[int]] = {"sync": set(), "loop": set()}
+    routes = SitemapRoutes("posts")
+
+    def post_params() -> Iterator[dict[str, int]]:
+        # A cursor made in the call: sqlite3 refuses it in any other thread.
+        threads["sync"].add(threading.get_ident())
+        rows = sqlite3.connect(database).execute("SELECT id FROM posts ORDER BY id")
+        return ({"post_id": post_id} for (post_id,) in rows)
+
+    async def tag_params() -> AsyncIterator[dict[str, str]]:
+        threads["loop"].add(threading.get_ident())
+        yield {"tag": "news"}
+
+    @routes.include(params=post_params)
+    async def post(request: Any) -> PlainTextResponse:
+        return PlainTextResponse("post")
+
+    @routes.include(params=tag_params)
+    async def tag(request: Any) -> PlainTextResponse:
+        return PlainTextResponse("tag")
+
+    app = Starlette(
+        routes=[
+            Route("/posts/{post_id:int}", post, name="post"),
+            Route("/tags/{tag}", tag, name="tag"),
+        ]
+    )
+    site = SitemapMiddleware(app, routes=routes, base_url=BASE)
+    response = TestClient(site, base_url=BASE).get("/sitemap.xml")
+    assert response.status_code == 200
+    locs = re.findall(r"<loc>([^<]*)</loc>", response.text)
+    # More items than a batch and a hand-over: every one, in the query's order.
+    assert locs == [f"{BASE}/posts/{i}" for i in range(1, 601)] + [f"{BASE}/tags/news"]
+    assert len(threads["sync"]) == 1 and len(threads["loop"]) == 1
+    assert threads["sync"] != threads["loop"]

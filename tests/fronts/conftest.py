@@ -58,6 +58,7 @@ from werkzeug.test import create_environ
 
 import asgi_sitemap
 from flask_sitemapper import SitemapMiddleware, Sitemapper
+from tests.asgi_scope import get_scope
 
 BASE = "http://localhost"
 
@@ -348,20 +349,7 @@ def asgi_raw_body(app: Any, path: str) -> RawBody:
     portal_cm = anyio.from_thread.start_blocking_portal()
     portal = portal_cm.__enter__()
     sender, receiver = anyio.create_memory_object_stream[dict[str, Any] | BaseException](0)
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "GET",
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": b"",
-        "root_path": "",
-        "headers": [(b"host", b"localhost")],
-        "server": ("localhost", 80),
-        "client": ("127.0.0.1", 12345),
-    }
+    scope = get_scope(path)
 
     async def receive() -> dict[str, Any]:
         await anyio.sleep_forever()  # the request has no body and the client never leaves

@@ -291,6 +291,23 @@ def _image_fragment(images: object) -> str | None:
     return "" if extensions is None else extensions.xml
 
 
+def _batch_elements(batch: RowBatch, rows: list[Row], declared: int | None) -> tuple[str, int]:
+    """The ``<url>`` elements of the tuple ``rows`` of ``batch`` and the namespaces they
+    use (four-field rows use none)."""
+    if batch.wide:
+        return _wide_row_elements(rows, batch.origin, batch.source, declared)
+    return _row_elements(rows, batch.origin, batch.source), 0
+
+
+def _namespaces(entries: Sequence[Entry]) -> int:
+    """The mask of the extension namespaces ``entries`` use."""
+    mask = 0
+    for entry in entries:
+        if entry.extra is not None:
+            mask |= entry.extra.mask
+    return mask
+
+
 class DocumentEncoder:
     """Shared chunking and limit keeping; subclasses say how one item is written.
 
@@ -442,37 +459,20 @@ class UrlsetEncoder(DocumentEncoder):
         in one pass, without building entries (unless ``max_item_bytes`` asks for
         each item to be measured).
         """
-        if type(items) is RowBatch and items.rows and max_item_bytes is None:
-            if items.wide:
-                text, mask = _wide_row_elements(
-                    items.rows, items.origin, items.source, self._declared
-                )
-                if self._declared is None:
-                    self._declare(mask)
-            else:
-                if self._declared is None:
-                    self._declare(0)  # four-field rows carry no extensions
-                text = _row_elements(items.rows, items.origin, items.source)
-            self._count(len(items.rows))
-            return self._push(text.encode())
+        if max_item_bytes is not None:
+            if self._declared is None:
+                self._declare(_namespaces(items))
+            return super().feed(items, max_item_bytes, source)
         if not items:
             return b""
-        declared = self._declared
-        if max_item_bytes is None:
-            # Written, and the namespaces collected, in one pass.
-            self._count(len(items))
-            text, mask = _url_elements(items, declared)
-            if declared is None:
-                self._declare(mask)
-            return self._push(text.encode())
-        if declared is None:
-            mask = 0
-            for entry in items:
-                extra = entry.extra
-                if extra is not None:
-                    mask |= extra.mask
+        self._count(len(items))
+        if type(items) is RowBatch and items.rows:
+            text, mask = _batch_elements(items, items.rows, self._declared)
+        else:
+            text, mask = _url_elements(items, self._declared)
+        if self._declared is None:
             self._declare(mask)
-        return super().feed(items, max_item_bytes, source)
+        return self._push(text.encode())
 
     def render(self, items: Sequence[Entry]) -> str:
         """Return the ``<url>`` elements of ``items``."""

@@ -32,7 +32,6 @@ from sitemap_core.model.values import (
     normalise_changefreq,
     normalise_lastmod,
     normalise_priority,
-    normalise_url,
     normalise_urls,
 )
 from sitemap_core.model.xmltext import escape, escape_uri
@@ -215,9 +214,6 @@ def _wide_row_elements(
     images are refused is built as an ``Entry`` after the batch's fields passed, so
     that its error is Entry's own, in Entry's order, naming the source.
     """
-    inline = _image_rows_inline(rows, origin, declared)
-    if inline is not None:
-        return inline, IMAGE_BIT
     fragments = [_image_fragment(row[4]) for row in rows]
     try:
         # One element per line: no loc, lastmod or word the writer emits holds a newline.
@@ -244,36 +240,6 @@ def _wide_row_elements(
             mask |= IMAGE_BIT
             append(f"{head}{element[5:-6]}{fragment}</url>\n")
     return "".join(parts), mask
-
-
-def _image_rows_inline(rows: list[Row], origin: str | None, declared: int | None) -> str | None:
-    # A whole batch of the commonest image rows, (loc, lastmod, None, None, [one image
-    # URL]), each checked by its field's validator: one f-string per row. None as soon
-    # as a row has another shape or a refused value: the general path then writes (or
-    # refuses) the batch, errors in Entry's order.
-    head = (
-        "<url>" if declared is None or declared & IMAGE_BIT else f"<url{declarations(IMAGE_BIT)}>"
-    )
-    parts: list[str] = []
-    append = parts.append
-    for loc, lastmod, changefreq, priority, images in rows:
-        if (
-            lastmod is None
-            or changefreq is not None
-            or priority is not None
-            or type(images) is not list
-            or len(images) != 1
-        ):
-            return None
-        try:
-            url, written = normalise_url(loc), normalise_lastmod(lastmod)
-        except InvalidEntryError:
-            return None
-        xml = plain_image_xml(images[0])
-        if xml is None or (origin is not None and not url.startswith(origin)):
-            return None
-        append(f"{head}<loc>{escape_uri(url)}</loc><lastmod>{written}</lastmod>{xml}</url>\n")
-    return "".join(parts)
 
 
 def _image_fragment(images: object) -> str | None:

@@ -62,14 +62,11 @@ from tests.asgi_scope import get_scope
 
 BASE = "http://localhost"
 
-#: Settings every factory understands (see the module docstring).
-SETTINGS = (
-    "base_url",
+#: The settings a test may leave out (None: the front's default), as the middlewares
+#: name them; ``SITEMAP_<NAME>`` on Flask.
+OPTIONAL_SETTINGS = (
     "allowed_hosts",
-    "robots",
     "robots_rules",
-    "same_host_only",
-    "app_robots",
     "cache",
     "cache_control",
     "gzip",
@@ -79,6 +76,10 @@ SETTINGS = (
     "feed_max_days",
     "indexnow_key",
 )
+
+
+#: Settings every factory understands (see the module docstring).
+SETTINGS = ("base_url", "robots", "same_host_only", "app_robots", *OPTIONAL_SETTINGS)
 
 
 # -- the flask command -----------------------------------------------------------------
@@ -174,22 +175,6 @@ def hello_asgi_app(app_robots: bytes | None = None) -> Callable[..., Any]:
 
 
 # -- factories -------------------------------------------------------------------------
-
-
-#: The settings a test may leave out (None: the front's default), as the middlewares
-#: name them; ``SITEMAP_<NAME>`` on Flask.
-OPTIONAL_SETTINGS = (
-    "allowed_hosts",
-    "robots_rules",
-    "cache",
-    "cache_control",
-    "gzip",
-    "html",
-    "feed",
-    "feed_size",
-    "feed_max_days",
-    "indexnow_key",
-)
 
 
 def given(**settings: Any) -> dict[str, Any]:

@@ -224,20 +224,28 @@ class SitemapRoutes:
         # Route sources are small by nature; page N skips the entries before it.
         position = 0
         pending: list[Entry | Row] = []
-        for spec in self._specs:
-            for name, _route in self._routes_of(spec):
-                async for batch in _spec_batches(spec, name, runner, size):
-                    pending += batch[max(start - position, 0) : max(stop - position, 0)]
-                    position += len(batch)
-                    if len(pending) >= size:
-                        yield coerce_batch(pending, self.name)
-                        pending = []
-                    if position >= stop:
-                        break
+        async with aclosing(self._every_batch(runner, size)) as batches:
+            async for batch in batches:
+                pending += batch[max(start - position, 0) : max(stop - position, 0)]
+                position += len(batch)
+                if len(pending) >= size:
+                    yield coerce_batch(pending, self.name)
+                    pending = []
                 if position >= stop:
                     break
         if pending:
             yield coerce_batch(pending, self.name)
+
+    async def _every_batch(
+        self, runner: Runner, size: int
+    ) -> AsyncGenerator[Sequence[Entry | Row], None]:
+        # The entries of every marked route in turn; each route's params closed as soon
+        # as its reader stops (a sync callable's worker thread with them).
+        for spec in self._specs:
+            for name, _route in self._routes_of(spec):
+                async with aclosing(_spec_batches(spec, name, runner, size)) as batches:
+                    async for batch in batches:
+                        yield batch
 
 
 def _check_path_parameters(spec: _Spec, name: str, route: Any) -> None:
@@ -355,7 +363,7 @@ async def _count_params(spec: _Spec, runner: Runner) -> int:
 
 async def _spec_batches(
     spec: _Spec, name: str, runner: Runner, size: int
-) -> AsyncIterator[Sequence[Entry | Row]]:
+) -> AsyncGenerator[Sequence[Entry | Row], None]:
     build_url = UrlBuilder(name).for_request()  # this request's, looked up once
     async with aclosing(_param_chunks(spec, runner, size)) as chunks:
         async for chunk in chunks:

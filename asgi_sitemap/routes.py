@@ -149,18 +149,7 @@ class SitemapRoutes:
         router = current().router
         if router is None or self._unfingerprinted:
             return None
-        known = self._fixed
-        if known is not None and known[0]() is router:
-            fixed = known[1]
-        else:
-            fixed = self._fixed_part(router)
-            # Routers compare by value and cannot be dict keys: the last one is kept
-            # by identity (an app has one; a test may build several).
-            try:
-                self._fixed = (weakref.ref(router), fixed)
-            except TypeError:  # a router without weak references: digested each time
-                self._fixed = None
-        parts = [fixed]
+        parts = [self._routes_digest(router)]
         for spec in self._specs:
             if spec.params is None:
                 continue
@@ -173,6 +162,20 @@ class SitemapRoutes:
                 return None
             parts.append(digest)
         return ":".join(parts)
+
+    def _routes_digest(self, router: Any) -> str:
+        """:meth:`_fixed_part` of ``router``, remembered for the last router."""
+        known = self._fixed
+        if known is not None and known[0]() is router:
+            return known[1]
+        fixed = self._fixed_part(router)
+        # Routers compare by value and cannot be dict keys: the last one is kept by
+        # identity (an app has one; a test may build several).
+        try:
+            self._fixed = (weakref.ref(router), fixed)
+        except TypeError:  # a router without weak references: digested each time
+            self._fixed = None
+        return fixed
 
     def _fixed_part(self, router: Any) -> str:
         # The specs' routes must be found (as counting needs); the paths of every route

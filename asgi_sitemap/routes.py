@@ -318,13 +318,14 @@ def _fields(defaults: Mapping[str, Any]) -> tuple[Any, ...]:
 async def _param_chunks(
     spec: _Spec, runner: Runner, size: int
 ) -> AsyncGenerator[Iterable[Any], None]:
-    """The items of one call of ``spec.params``, in parts (``size`` items or more each
-    for a sync callable's and an async generator's; a list whole).
+    """The items of one call of ``spec.params``, in parts: a list or tuple whole,
+    other iterables ``size`` items or more at a time.
 
     A sync callable is called, and its items pulled, in one worker thread (a query and
-    its cursor may block, and may be bound to that thread); anything else is read on
-    the event loop. The entries are then made on the loop, beside the writer: a
-    thread making them while the loop writes would contend for the GIL.
+    its cursor may block, and may be bound to that thread), which hands a list or
+    tuple over whole (nothing left in it can block); anything else is read on the
+    event loop. The entries are then made on the loop, beside the writer: a thread
+    making them while the loop writes would contend for the GIL.
     """
     params = spec.params
     if params is None:
@@ -339,8 +340,8 @@ async def _param_chunks(
         sync_params = params
         chunks = runner.pull_sync(lambda: _chunks(param_result(sync_params(), spec.label), size))
         try:
-            async for chunk in chunks:
-                yield chunk
+            async for items in chunks:
+                yield items
         finally:
             await chunks.aclose()  # type: ignore[attr-defined]
     else:
@@ -403,10 +404,14 @@ def _sync_batches(
         batch = list(islice(entries, size))
 
 
-def _chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
-    # A sync callable's items, pulled in its worker thread: ``size`` first (the first
+def _chunks(items: Iterable[Any], size: int) -> Iterator[Sequence[Any]]:
+    # A sync callable's items, pulled in its worker thread: a list or tuple whole (in
+    # memory, nothing left to block: read on the loop), else ``size`` first (the first
     # byte leaves early), then THREAD_BATCHES batches' worth per hand-over, each
     # hand-over a round trip to the event loop.
+    if isinstance(items, list | tuple):
+        yield items
+        return
     iterator = iter(items)
     chunk = list(islice(iterator, size))
     while chunk:

@@ -24,7 +24,7 @@ from asgi_sitemap import SitemapMiddleware, SitemapRoutes
 BASE = "http://localhost"
 
 
-def test_a_sync_params_query_is_made_and_read_in_one_worker_thread_off_the_loop(
+def test_a_sync_params_is_called_and_its_query_read_in_one_worker_thread_off_the_loop(
     tmp_path: Path,
 ) -> None:
     database = tmp_path / "posts.db"
@@ -34,6 +34,7 @@ def test_a_sync_params_query_is_made_and_read_in_one_worker_thread_off_the_loop(
     db.close()
     calls: list[tuple[int, set[int]]] = []  # per call: its thread, its reads' threads
     loop_threads: set[int] = set()
+    list_calls: set[int] = set()
     routes = SitemapRoutes("posts")
 
     def post_params() -> Iterator[dict[str, int]]:
@@ -53,6 +54,11 @@ def test_a_sync_params_query_is_made_and_read_in_one_worker_thread_off_the_loop(
         loop_threads.add(threading.get_ident())
         yield {"tag": "news"}
 
+    def page_params() -> list[dict[str, int]]:
+        # A list made by a query: the call blocks, its items no longer can.
+        list_calls.add(threading.get_ident())
+        return [{"number": n} for n in range(1, 301)]
+
     @routes.include(params=post_params)
     async def post(request: Any) -> PlainTextResponse:
         return PlainTextResponse("post")
@@ -61,10 +67,15 @@ def test_a_sync_params_query_is_made_and_read_in_one_worker_thread_off_the_loop(
     async def tag(request: Any) -> PlainTextResponse:
         return PlainTextResponse("tag")
 
+    @routes.include(params=page_params)
+    async def page(request: Any) -> PlainTextResponse:
+        return PlainTextResponse("page")
+
     app = Starlette(
         routes=[
             Route("/posts/{post_id:int}", post, name="post"),
             Route("/tags/{tag}", tag, name="tag"),
+            Route("/pages/{number:int}", page, name="page"),
         ]
     )
     site = SitemapMiddleware(app, routes=routes, base_url=BASE)
@@ -72,9 +83,14 @@ def test_a_sync_params_query_is_made_and_read_in_one_worker_thread_off_the_loop(
     assert response.status_code == 200
     locs = re.findall(r"<loc>([^<]*)</loc>", response.text)
     # More items than a batch and a hand-over: every one, in the query's order.
-    assert locs == [f"{BASE}/posts/{i}" for i in range(1, 601)] + [f"{BASE}/tags/news"]
+    assert locs == [
+        *(f"{BASE}/posts/{i}" for i in range(1, 601)),
+        f"{BASE}/tags/news",
+        *(f"{BASE}/pages/{n}" for n in range(1, 301)),
+    ]
     # Counted, digested for the ETag, read for the page: each call read where it was
     # made, off the loop.
     assert calls and len(loop_threads) == 1
     assert all(reads == {thread} for thread, reads in calls)
     assert not loop_threads & {thread for thread, _ in calls}
+    assert list_calls and not loop_threads & list_calls

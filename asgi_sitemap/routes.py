@@ -21,7 +21,16 @@ import hashlib
 import inspect
 import sys
 import weakref
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any, TypeVar
@@ -43,7 +52,6 @@ from sitemap_core.serve.front import (
     coerce_batch,
     entry_defaults,
     iter_param_entries,
-    param_entries,
     param_result,
     params_fingerprint,
     walk_count,
@@ -56,7 +64,9 @@ from .urls import UrlBuilder
 __all__ = ["SitemapRoutes"]
 
 F = TypeVar("F", bound=Callable[..., Any])
-T = TypeVar("T")
+#: How many items of a sync callable's or an async generator's params are counted at
+#: a time (the first part; then THREAD_BATCHES times as many per hand-over).
+_COUNTED_PART = 1_024
 #: Builds a route's absolute URL from its path parameters.
 BuildUrl = Callable[[Mapping[str, Any]], str]
 
@@ -139,30 +149,33 @@ class SitemapRoutes:
         router = current().router
         if router is None or self._unfingerprinted:
             return None
-        known = self._fixed
-        if known is not None and known[0]() is router:
-            fixed = known[1]
-        else:
-            fixed = self._fixed_part(router)
-            # Routers compare by value and cannot be dict keys: the last one is kept
-            # by identity (an app has one; a test may build several).
-            try:
-                self._fixed = (weakref.ref(router), fixed)
-            except TypeError:  # a router without weak references: digested each time
-                self._fixed = None
-        parts = [fixed]
+        parts = [self._routes_digest(router)]
         for spec in self._specs:
             if spec.params is None:
                 continue
             # One item past the most that are digested: more means none (then never
             # tried again, as for a value without a stable encoding).
-            items = await _param_items(spec, runner, _digested_items, FINGERPRINT_ITEMS + 1)
+            items = await _first_items(spec, runner, FINGERPRINT_ITEMS + 1)
             digest = params_fingerprint(items)
             if digest is None:
                 self._unfingerprinted = True
                 return None
             parts.append(digest)
         return ":".join(parts)
+
+    def _routes_digest(self, router: Any) -> str:
+        """:meth:`_fixed_part` of ``router``, remembered for the last router."""
+        known = self._fixed
+        if known is not None and known[0]() is router:
+            return known[1]
+        fixed = self._fixed_part(router)
+        # Routers compare by value and cannot be dict keys: the last one is kept by
+        # identity (an app has one; a test may build several).
+        try:
+            self._fixed = (weakref.ref(router), fixed)
+        except TypeError:  # a router without weak references: digested each time
+            self._fixed = None
+        return fixed
 
     def _fixed_part(self, router: Any) -> str:
         # The specs' routes must be found (as counting needs); the paths of every route
@@ -214,20 +227,28 @@ class SitemapRoutes:
         # Route sources are small by nature; page N skips the entries before it.
         position = 0
         pending: list[Entry | Row] = []
-        for spec in self._specs:
-            for name, _route in self._routes_of(spec):
-                async for batch in _spec_batches(spec, name, runner, size):
-                    pending += batch[max(start - position, 0) : max(stop - position, 0)]
-                    position += len(batch)
-                    if len(pending) >= size:
-                        yield coerce_batch(pending, self.name)
-                        pending = []
-                    if position >= stop:
-                        break
+        async with aclosing(self._every_batch(runner, size)) as batches:
+            async for batch in batches:
+                pending += batch[max(start - position, 0) : max(stop - position, 0)]
+                position += len(batch)
+                if len(pending) >= size:
+                    yield coerce_batch(pending, self.name)
+                    pending = []
                 if position >= stop:
                     break
         if pending:
             yield coerce_batch(pending, self.name)
+
+    async def _every_batch(
+        self, runner: Runner, size: int
+    ) -> AsyncGenerator[Sequence[Entry | Row], None]:
+        # The entries of every marked route in turn; each route's params closed as soon
+        # as its reader stops (a sync callable's worker thread with them).
+        for spec in self._specs:
+            for name, _route in self._routes_of(spec):
+                async with aclosing(_spec_batches(spec, name, runner, size)) as batches:
+                    async for batch in batches:
+                        yield batch
 
 
 def _check_path_parameters(spec: _Spec, name: str, route: Any) -> None:
@@ -294,118 +315,105 @@ def _fields(defaults: Mapping[str, Any]) -> tuple[Any, ...]:
     return sample.lastmod, sample.changefreq, sample.priority
 
 
-async def _param_items(
-    spec: _Spec, runner: Runner, use: Callable[[Iterable[Any]], T], limit: int | None = None
-) -> T:
-    """``use`` applied to the items of one call of ``spec.params`` (in the worker thread
-    for a sync callable); an async generator is read to ``limit`` items at most."""
+async def _param_chunks(
+    spec: _Spec, runner: Runner, size: int
+) -> AsyncGenerator[Iterable[Any], None]:
+    """The items of one call of ``spec.params``, in parts: a list or tuple whole,
+    other iterables ``size`` items or more at a time.
+
+    A sync callable is called, and its items pulled, in one worker thread (a query and
+    its cursor may block, and may be bound to that thread), which hands a list or
+    tuple over whole (nothing left in it can block); anything else is read on the
+    event loop. The entries are then made on the loop, beside the writer: a thread
+    making them while the loop writes would contend for the GIL.
+    """
     params = spec.params
-    if inspect.isasyncgenfunction(params):
-        items: list[Any] = []
-        generator = params()
-        try:
-            async for item in generator:
-                items.append(item)
-                if len(items) == limit:
-                    break
-        finally:
-            await generator.aclose()
-        return use(items)
-    if inspect.iscoroutinefunction(params):
-        return use(param_result(await params(), spec.label))
-    if callable(params):
+    if params is None:
+        yield [{}]  # a route without path parameters: one URL
+    elif inspect.isasyncgenfunction(params):
+        async with aclosing(_async_chunks(params(), size)) as parts:
+            async for chunk in parts:
+                yield chunk
+    elif inspect.iscoroutinefunction(params):
+        yield param_result(await params(), spec.label)
+    elif callable(params):
         sync_params = params
-        return await runner.run_sync(lambda: use(param_result(sync_params(), spec.label)))
-    return use(param_result(params, spec.label))
+        chunks = runner.pull_sync(lambda: _chunks(param_result(sync_params(), spec.label), size))
+        try:
+            async for items in chunks:
+                yield items
+        finally:
+            await chunks.aclose()  # type: ignore[attr-defined]
+    else:
+        yield param_result(params, spec.label)
 
 
-def _digested_items(items: Iterable[Any]) -> list[Any]:
-    # The items _fingerprint digests: one past the most, which tells that there are more.
-    return list(islice(items, FINGERPRINT_ITEMS + 1))
+async def _first_items(spec: _Spec, runner: Runner, limit: int) -> list[Any]:
+    # The first ``limit`` items of one call of spec.params (all of them when fewer).
+    items: list[Any] = []
+    async with aclosing(_param_chunks(spec, runner, limit)) as chunks:
+        async for chunk in chunks:
+            items += islice(chunk, limit - len(items))
+            if len(items) == limit:
+                break
+    return items
 
 
 async def _count_params(spec: _Spec, runner: Runner) -> int:
-    return 1 if spec.params is None else await _param_items(spec, runner, walk_count)
+    # Counted by parts as pages are read (a list at once): no part is kept.
+    async with aclosing(_param_chunks(spec, runner, _COUNTED_PART)) as chunks:
+        return sum([walk_count(chunk) async for chunk in chunks])
 
 
 async def _spec_batches(
     spec: _Spec, name: str, runner: Runner, size: int
-) -> AsyncIterator[Sequence[Entry | Row]]:
-    params = spec.params
+) -> AsyncGenerator[Sequence[Entry | Row], None]:
     build_url = UrlBuilder(name).for_request()  # this request's, looked up once
-    if params is None:
-        yield _entries(spec, name, {}, build_url)
-    elif inspect.isasyncgenfunction(params):
-        async for batch in _async_param_batches(spec, name, params(), size, build_url):
-            yield batch
-    elif inspect.iscoroutinefunction(params):
-        items = param_result(await params(), spec.label)
-        for batch in _sync_batches(spec, name, items, size, build_url):
-            yield batch
-    elif callable(params):
-        sync_params = params
-        # As a sync source's pages: after a first batch (the first byte leaves early),
-        # the worker thread hands over THREAD_BATCHES batches at a time, each hand-over
-        # a round trip to the event loop.
-        batches = runner.pull_sync(
-            lambda: _sync_batches(
-                spec,
-                name,
-                param_result(sync_params(), spec.label),
-                size,
-                build_url,
-                size * THREAD_BATCHES,
-            )
-        )
-        try:
-            async for batch in batches:
+    async with aclosing(_param_chunks(spec, runner, size)) as chunks:
+        async for chunk in chunks:
+            for batch in _sync_batches(spec, name, chunk, size, build_url):
                 yield batch
-        finally:
-            await batches.aclose()  # type: ignore[attr-defined]
-    else:
-        for batch in _sync_batches(spec, name, param_result(params, spec.label), size, build_url):
-            yield batch
 
 
-async def _async_param_batches(
-    spec: _Spec, name: str, items: AsyncIterator[Any], size: int, build_url: BuildUrl
-) -> AsyncIterator[list[Entry | Row]]:
-    # The entries of the items of an async generator of params, ``size`` at a time.
-    batch: list[Entry | Row] = []
-    async for item in items:
-        batch.extend(_entries(spec, name, item, build_url))
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
+async def _async_chunks(
+    generator: AsyncGenerator[Any, None], size: int
+) -> AsyncGenerator[list[Any], None]:
+    # The items of an async generator of params, ``size`` at a time; closed when done.
+    try:
+        chunk: list[Any] = []
+        async for item in generator:
+            chunk.append(item)
+            if len(chunk) == size:
+                yield chunk
+                chunk = []
+        if chunk:
+            yield chunk
+    finally:
+        await generator.aclose()
 
 
 def _sync_batches(
-    spec: _Spec,
-    name: str,
-    items: Iterable[Any],
-    size: int,
-    build_url: BuildUrl,
-    then: int | None = None,
+    spec: _Spec, name: str, items: Iterable[Any], size: int, build_url: BuildUrl
 ) -> Iterator[list[Entry | Row]]:
     # Items with only the usual fields come as tuple rows, which _batches hands on as
     # a RowBatch: written without building an Entry each (see iter_param_entries).
-    # Batches of ``size``, or of ``then`` after the first.
-    batch: list[Entry | Row] = []
-    append = batch.append
-    for entry in iter_param_entries(
-        items, name, spec.defaults, spec.languages, build_url, rows=True
-    ):
-        append(entry)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-            append = batch.append
-            size = then or size
-    if batch:
+    entries = iter_param_entries(items, name, spec.defaults, spec.languages, build_url, rows=True)
+    batch = list(islice(entries, size))
+    while batch:
         yield batch
+        batch = list(islice(entries, size))
 
 
-def _entries(spec: _Spec, name: str, item: Any, build_url: BuildUrl) -> list[Entry]:
-    return param_entries(item, name, spec.defaults, spec.languages, build_url)
+def _chunks(items: Iterable[Any], size: int) -> Iterator[Sequence[Any]]:
+    # A sync callable's items, pulled in its worker thread: a list or tuple whole (in
+    # memory, nothing left to block: read on the loop), else ``size`` first (the first
+    # byte leaves early), then THREAD_BATCHES batches' worth per hand-over, each
+    # hand-over a round trip to the event loop.
+    if isinstance(items, list | tuple):
+        yield items
+        return
+    iterator = iter(items)
+    chunk = list(islice(iterator, size))
+    while chunk:
+        yield chunk
+        chunk = list(islice(iterator, size * THREAD_BATCHES))

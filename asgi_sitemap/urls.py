@@ -101,11 +101,7 @@ class UrlBuilder:
         bound = self._bound
         if bound is None or bound[0] is not _current.get(None):
             return self.for_request()(params)
-        # _RouteUrls.build, one call level less per URL.
-        keys, build = bound[1].last
-        if params.keys() != keys:
-            build = bound[1].learn(params)
-        return build(params)
+        return bound[1].build(params)
 
     def for_request(self) -> Build:
         """What :meth:`build` does while the current sitemap request is served: for a

@@ -252,15 +252,14 @@ def host_is_allowed(host: str, allowed: Iterable[str]) -> bool:
     An entry ``example.com`` matches that host on any port; ``example.com:8080`` only
     that port; ``.example.com`` the domain and all its subdomains; ``*`` anything.
     """
-    match = _HOST_HEADER.fullmatch(host)
-    if match is None:
+    parts = host_parts(host)
+    if parts is None:
         return False
-    name = match.group("name").lower().rstrip(".")
-    with_port = f"{name}:{match.group('port')}" if match.group("port") else name
+    name, port = parts
+    exact = {"*", name, f"{name}:{port}" if port else name}
     for pattern in allowed:
         pattern = pattern.lower()
-        if pattern == "*" or pattern in (name, with_port):
-            return True
-        if pattern.startswith(".") and (name == pattern[1:] or name.endswith(pattern)):
+        # ".example.com" is the domain itself and every name that ends with it.
+        if pattern in exact or (pattern.startswith(".") and f".{name}".endswith(pattern)):
             return True
     return False

@@ -32,7 +32,6 @@ from sitemap_core.model.values import (
     normalise_changefreq,
     normalise_lastmod,
     normalise_priority,
-    normalise_url,
     normalise_urls,
 )
 from sitemap_core.model.xmltext import escape, escape_uri
@@ -215,9 +214,6 @@ def _wide_row_elements(
     images are refused is built as an ``Entry`` after the batch's fields passed, so
     that its error is Entry's own, in Entry's order, naming the source.
     """
-    inline = _image_rows_inline(rows, origin, declared)
-    if inline is not None:
-        return inline, IMAGE_BIT
     fragments = [_image_fragment(row[4]) for row in rows]
     try:
         # One element per line: no loc, lastmod or word the writer emits holds a newline.
@@ -246,36 +242,6 @@ def _wide_row_elements(
     return "".join(parts), mask
 
 
-def _image_rows_inline(rows: list[Row], origin: str | None, declared: int | None) -> str | None:
-    # A whole batch of the commonest image rows, (loc, lastmod, None, None, [one image
-    # URL]), each checked by its field's validator: one f-string per row. None as soon
-    # as a row has another shape or a refused value: the general path then writes (or
-    # refuses) the batch, errors in Entry's order.
-    head = (
-        "<url>" if declared is None or declared & IMAGE_BIT else f"<url{declarations(IMAGE_BIT)}>"
-    )
-    parts: list[str] = []
-    append = parts.append
-    for loc, lastmod, changefreq, priority, images in rows:
-        if (
-            lastmod is None
-            or changefreq is not None
-            or priority is not None
-            or type(images) is not list
-            or len(images) != 1
-        ):
-            return None
-        try:
-            url, written = normalise_url(loc), normalise_lastmod(lastmod)
-        except InvalidEntryError:
-            return None
-        xml = plain_image_xml(images[0])
-        if xml is None or (origin is not None and not url.startswith(origin)):
-            return None
-        append(f"{head}<loc>{escape_uri(url)}</loc><lastmod>{written}</lastmod>{xml}</url>\n")
-    return "".join(parts)
-
-
 def _image_fragment(images: object) -> str | None:
     # The XML of a row's images: "" for none, None when Entry must say what is wrong.
     if images is None:
@@ -289,6 +255,23 @@ def _image_fragment(images: object) -> str | None:
     except InvalidEntryError:
         return None
     return "" if extensions is None else extensions.xml
+
+
+def _batch_elements(batch: RowBatch, rows: list[Row], declared: int | None) -> tuple[str, int]:
+    """The ``<url>`` elements of the tuple ``rows`` of ``batch`` and the namespaces they
+    use (four-field rows use none)."""
+    if batch.wide:
+        return _wide_row_elements(rows, batch.origin, batch.source, declared)
+    return _row_elements(rows, batch.origin, batch.source), 0
+
+
+def _namespaces(entries: Sequence[Entry]) -> int:
+    """The mask of the extension namespaces ``entries`` use."""
+    mask = 0
+    for entry in entries:
+        if entry.extra is not None:
+            mask |= entry.extra.mask
+    return mask
 
 
 class DocumentEncoder:
@@ -442,37 +425,20 @@ class UrlsetEncoder(DocumentEncoder):
         in one pass, without building entries (unless ``max_item_bytes`` asks for
         each item to be measured).
         """
-        if type(items) is RowBatch and items.rows and max_item_bytes is None:
-            if items.wide:
-                text, mask = _wide_row_elements(
-                    items.rows, items.origin, items.source, self._declared
-                )
-                if self._declared is None:
-                    self._declare(mask)
-            else:
-                if self._declared is None:
-                    self._declare(0)  # four-field rows carry no extensions
-                text = _row_elements(items.rows, items.origin, items.source)
-            self._count(len(items.rows))
-            return self._push(text.encode())
+        if max_item_bytes is not None:
+            if self._declared is None:
+                self._declare(_namespaces(items))
+            return super().feed(items, max_item_bytes, source)
         if not items:
             return b""
-        declared = self._declared
-        if max_item_bytes is None:
-            # Written, and the namespaces collected, in one pass.
-            self._count(len(items))
-            text, mask = _url_elements(items, declared)
-            if declared is None:
-                self._declare(mask)
-            return self._push(text.encode())
-        if declared is None:
-            mask = 0
-            for entry in items:
-                extra = entry.extra
-                if extra is not None:
-                    mask |= extra.mask
+        self._count(len(items))
+        if type(items) is RowBatch and items.rows:
+            text, mask = _batch_elements(items, items.rows, self._declared)
+        else:
+            text, mask = _url_elements(items, self._declared)
+        if self._declared is None:
             self._declare(mask)
-        return super().feed(items, max_item_bytes, source)
+        return self._push(text.encode())
 
     def render(self, items: Sequence[Entry]) -> str:
         """Return the ``<url>`` elements of ``items``."""

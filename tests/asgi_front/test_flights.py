@@ -18,6 +18,7 @@ from asgi_sitemap import SitemapMiddleware
 from asgi_sitemap.flights import Flights
 from sitemap_core.sources.aio import AsyncUrlSource
 from tests.asgi_front.test_relay import Got, Walks, app_of, gather, get, hello
+from tests.asgi_scope import get_scope
 
 
 class Counted:
@@ -254,21 +255,7 @@ def test_a_walk_failing_under_a_warm_crowd_in_both_codings_cuts_every_transfer()
 async def _revalidate(app: Any, path: str, etag: str) -> Got:
     # A crawler's conditional GET: rendered to a spool (with a check) to answer it.
     got = Got()
-    headers = [(b"host", b"localhost"), (b"if-none-match", etag.encode())]
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "GET",
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": b"",
-        "root_path": "",
-        "headers": headers,
-        "server": ("localhost", 80),
-        "client": ("127.0.0.1", 1),
-    }
+    scope = get_scope(path, (b"if-none-match", etag.encode()))
 
     async def receive() -> dict[str, Any]:
         await anyio.sleep_forever()

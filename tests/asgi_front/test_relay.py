@@ -21,6 +21,7 @@ from asgi_sitemap import SitemapMiddleware
 from asgi_sitemap import middleware as middleware_module
 from asgi_sitemap.relay import WINDOW, Relay
 from sitemap_core import Entry
+from tests.asgi_scope import get_scope
 
 BASE = "http://localhost"
 
@@ -81,23 +82,7 @@ async def get(
     body messages, then the client disconnects."""
     got = got if got is not None else Got()
     gone = anyio.Event()
-    headers = [(b"host", b"localhost")]
-    if coding:
-        headers.append((b"accept-encoding", coding.encode()))
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "GET",
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": b"",
-        "root_path": "",
-        "headers": headers,
-        "server": ("localhost", 80),
-        "client": ("127.0.0.1", 1),
-    }
+    scope = get_scope(path, *([(b"accept-encoding", coding.encode())] if coding else []))
     messages = 0
 
     async def receive() -> dict[str, Any]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import io
 import itertools
 import socket
-import threading
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -25,7 +24,7 @@ import pytest
 from sitemap_commands.check_polite import HostPacer, progress_bar
 from sitemap_commands.check_sample import Sample
 
-from .test_checker import SITEMAP, json_run, run
+from .test_checker import SITEMAP, json_run, run, serving
 
 IMAGE = "http://www.google.com/schemas/sitemap-image/1.1"
 VIDEO = "http://www.google.com/schemas/sitemap-video/1.1"
@@ -185,14 +184,8 @@ def loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def site() -> Iterator[str]:
     DefectiveSite.log = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), DefectiveSite)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(ThreadingHTTPServer(("127.0.0.1", 0), DefectiveSite)) as origin:
+        yield origin
 
 
 def test_each_defect_is_named_and_no_clean_url_is(

@@ -17,9 +17,11 @@ import threading
 import time
 import tracemalloc
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from socketserver import BaseServer
 from typing import Any
 
 import pytest
@@ -272,19 +274,25 @@ class TinyHandler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
+@contextmanager
+def serving(server: BaseServer) -> Iterator[str]:
+    """``server`` (bound to a port of 127.0.0.1) serving in a thread: its origin."""
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 @pytest.fixture
 def tiny() -> Iterator[tuple[str, Behaviour]]:
     """A tiny site on 127.0.0.1: its URL and the behaviour to change."""
     behaviour = Behaviour()
     handler = type("Handler", (TinyHandler,), {"behaviour": behaviour})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", behaviour
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(ThreadingHTTPServer(("127.0.0.1", 0), handler)) as origin:
+        yield origin, behaviour
 
 
 def test_a_well_served_site_is_clean(

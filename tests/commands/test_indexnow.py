@@ -15,6 +15,7 @@ import socket
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from datetime import UTC, date, datetime, timedelta
 from email.utils import formatdate
 from pathlib import Path
@@ -28,6 +29,7 @@ from sitemap_commands.indexnow import (
     MAX_URLS_PER_SUBMISSION,
     IndexNowStateError,
     OffHostURLError,
+    SubmissionResult,
     SubmissionState,
     check_endpoint,
     check_host,
@@ -60,9 +62,21 @@ class Sleeps:
         self.waits.append(seconds)
 
 
+def keyed_site(**endpoint: Any) -> AbstractContextManager[tuple[SiteServer, IndexNowServer]]:
+    """A site serving the key file of :data:`KEY`, and an endpoint set up by
+    ``endpoint`` (see :func:`indexnow_server.site_and_endpoint`)."""
+    return site_and_endpoint(HOST, {key_file_path(KEY): key_file_body(KEY)}, **endpoint)
+
+
+def submit_to(endpoint: IndexNowServer, count: int, **options: Any) -> SubmissionResult:
+    """``submit`` of the first ``count`` URLs of :func:`urls` for :data:`HOST` and
+    :data:`KEY` to ``endpoint``."""
+    return submit(urls(count), host=HOST, key=KEY, endpoint=endpoint.endpoint, **options)
+
+
 @pytest.fixture
 def served() -> Iterator[tuple[SiteServer, IndexNowServer]]:
-    with site_and_endpoint(HOST, {key_file_path(KEY): key_file_body(KEY)}) as pair:
+    with keyed_site() as pair:
         yield pair
 
 
@@ -207,9 +221,8 @@ def test_a_submission_is_the_protocols_json_and_the_key_file_is_fetched(
 
 
 def test_202_is_accepted_with_validation_pending() -> None:
-    files = {key_file_path(KEY): key_file_body(KEY)}
-    with site_and_endpoint(HOST, files, accept_status=202) as (_site, endpoint):
-        result = submit(urls(2), host=HOST, key=KEY, endpoint=endpoint.endpoint)
+    with keyed_site(accept_status=202) as (_site, endpoint):
+        result = submit_to(endpoint, 2)
     assert result.ok
     assert result.batches[0].status == 202
     assert "validation is pending" in result.batches[0].reason
@@ -239,10 +252,9 @@ def test_25001_urls_go_in_three_batches_of_at_most_10000(
 
 
 def test_429_waits_as_long_as_retry_after_says_then_succeeds() -> None:
-    files = {key_file_path(KEY): key_file_body(KEY)}
     sleeps = Sleeps()
-    with site_and_endpoint(HOST, files, throttle=2, retry_after="7") as (_site, endpoint):
-        result = submit(urls(2), host=HOST, key=KEY, endpoint=endpoint.endpoint, sleep=sleeps)
+    with keyed_site(throttle=2, retry_after="7") as (_site, endpoint):
+        result = submit_to(endpoint, 2, sleep=sleeps)
     assert result.ok
     assert sleeps.waits == [7.0, 7.0]
     [batch] = result.batches
@@ -254,15 +266,12 @@ def test_429_waits_as_long_as_retry_after_says_then_succeeds() -> None:
 
 def test_429_with_an_http_date_waits_until_that_date() -> None:
     now = 1_714_564_800.0
-    files = {key_file_path(KEY): key_file_body(KEY)}
     sleeps = Sleeps()
     when = formatdate(now + 30, usegmt=True)
-    with site_and_endpoint(HOST, files, throttle=1, retry_after=when) as (_site, endpoint):
-        result = submit(
-            urls(1),
-            host=HOST,
-            key=KEY,
-            endpoint=endpoint.endpoint,
+    with keyed_site(throttle=1, retry_after=when) as (_site, endpoint):
+        result = submit_to(
+            endpoint,
+            1,
             sleep=sleeps,
             clock=lambda: now,
         )
@@ -271,14 +280,11 @@ def test_429_with_an_http_date_waits_until_that_date() -> None:
 
 
 def test_429_asking_for_longer_than_max_wait_is_not_retried_and_stops_the_rest() -> None:
-    files = {key_file_path(KEY): key_file_body(KEY)}
     sleeps = Sleeps()
-    with site_and_endpoint(HOST, files, throttle=5, retry_after="3600") as (_site, endpoint):
-        result = submit(
-            urls(5),
-            host=HOST,
-            key=KEY,
-            endpoint=endpoint.endpoint,
+    with keyed_site(throttle=5, retry_after="3600") as (_site, endpoint):
+        result = submit_to(
+            endpoint,
+            5,
             batch_size=2,
             max_wait=60,
             sleep=sleeps,
@@ -295,14 +301,11 @@ def test_429_asking_for_longer_than_max_wait_is_not_retried_and_stops_the_rest()
 
 
 def test_429_without_retry_after_backs_off_doubling_up_to_max_wait_then_gives_up() -> None:
-    files = {key_file_path(KEY): key_file_body(KEY)}
     sleeps = Sleeps()
-    with site_and_endpoint(HOST, files, throttle=10, retry_after=None) as (_site, endpoint):
-        result = submit(
-            urls(1),
-            host=HOST,
-            key=KEY,
-            endpoint=endpoint.endpoint,
+    with keyed_site(throttle=10, retry_after=None) as (_site, endpoint):
+        result = submit_to(
+            endpoint,
+            1,
             max_retries=4,
             backoff=1.5,
             max_wait=5,
@@ -317,10 +320,9 @@ def test_429_without_retry_after_backs_off_doubling_up_to_max_wait_then_gives_up
 
 
 def test_5xx_is_retried_with_back_off() -> None:
-    files = {key_file_path(KEY): key_file_body(KEY)}
     sleeps = Sleeps()
-    with site_and_endpoint(HOST, files, fail=2) as (_site, endpoint):
-        result = submit(urls(1), host=HOST, key=KEY, endpoint=endpoint.endpoint, sleep=sleeps)
+    with keyed_site(fail=2) as (_site, endpoint):
+        result = submit_to(endpoint, 1, sleep=sleeps)
     assert result.ok
     assert sleeps.waits == [1.0, 2.0]
     assert [post.status for post in endpoint.posts] == [503, 503, 200]
@@ -366,7 +368,7 @@ def test_a_mismatched_key_file_is_403_with_the_body_named() -> None:
 
 def test_a_missing_key_file_is_403() -> None:
     with site_and_endpoint(HOST, {}) as (site, endpoint):
-        result = submit(urls(1), host=HOST, key=KEY, endpoint=endpoint.endpoint)
+        result = submit_to(endpoint, 1)
     [batch] = result.batches
     assert batch.status == 403 and batch.body == f"key file not found at https://{HOST}/{KEY}.txt"
     assert site.requested == [f"/{KEY}.txt"]
@@ -385,10 +387,9 @@ def test_other_refusals_are_reported_with_status_and_body_and_not_retried(
 ) -> None:
     # A correct client cannot provoke these (it checks URLs before sending): the
     # endpoint is scripted to give them, as an engine with other rules might.
-    files = {key_file_path(KEY): key_file_body(KEY)}
     sleeps = Sleeps()
-    with site_and_endpoint(HOST, files, scripted=[(status, body)]) as (_site, endpoint):
-        result = submit(urls(1), host=HOST, key=KEY, endpoint=endpoint.endpoint, sleep=sleeps)
+    with keyed_site(scripted=[(status, body)]) as (_site, endpoint):
+        result = submit_to(endpoint, 1, sleep=sleeps)
     [batch] = result.batches
     assert (batch.status, batch.accepted, batch.attempts, batch.body) == (status, False, 1, body)
     assert batch.reason.startswith(reason) or reason in batch.reason
@@ -400,7 +401,7 @@ def test_other_refusals_are_reported_with_status_and_body_and_not_retried(
 def test_a_redirect_is_reported_not_followed() -> None:
     sleeps = Sleeps()
     with site_and_endpoint(HOST, {}, scripted=[(308, "moved")]) as (_site, endpoint):
-        result = submit(urls(1), host=HOST, key=KEY, endpoint=endpoint.endpoint, sleep=sleeps)
+        result = submit_to(endpoint, 1, sleep=sleeps)
     [batch] = result.batches
     assert batch.status == 308 and "redirects" in batch.reason
     assert len(endpoint.received) == 1
@@ -570,9 +571,8 @@ def test_the_state_is_not_saved_when_a_batch_fails(tmp_path: Path) -> None:
     assert run.result.batches[0].status == 403
     assert state.read_bytes() == before
     # nor when only a later batch fails: the next run resends them all
-    files = {key_file_path(KEY): key_file_body(KEY)}
     failing_second = [None, (500, "Internal Server Error")]
-    with site_and_endpoint(HOST, files, scripted=failing_second) as (_s, endpoint):
+    with keyed_site(scripted=failing_second) as (_s, endpoint):
         run = submit_changed(
             changes,
             state_path=state,

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,9 +14,10 @@ from flask import Flask, url_for
 
 import asgi_sitemap
 from flask_sitemapper import SitemapMiddleware, Sitemapper, SiteSpec
-from sitemap_commands.checker import add_check_command
 from sitemap_commands.cli import CommandError, build_command, find_served, main
 from sitemap_core import BaseURL
+
+from .test_checker import run, serving
 
 BLOG, SHOP = "blog.test", "shop.test"
 LOC = re.compile(r"<loc>([^<]*)</loc>")
@@ -156,37 +155,23 @@ def served() -> Iterator[str]:
         page_size=2,
     )
     server: WSGIServer = make_server("127.0.0.1", 0, app, handler_class=_Quiet)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
-def check(*argv: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    parser = argparse.ArgumentParser(prog="sitemap")
-    add_check_command(parser.add_subparsers(dest="command", required=True))
-    arguments = parser.parse_args(["check", *argv])
-    status = arguments.func(arguments)
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
+    with serving(server) as origin:
+        yield origin + "/"
 
 
 def test_check_site_reads_that_site_at_the_servers_address(
     served: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    status, out, err = check(served, "--site", BLOG, "--no-http-checks", capsys=capsys)
+    status, out, err = run(served, "--site", BLOG, "--no-http-checks", capsys=capsys)
     assert status == 0, out + err
     # The index and its two pages of the blog: 3 documents, 3 URLs.
     assert "checked 3 document(s), 3 URL(s): 0 error(s)" in out, out
-    status, out, _ = check(served, "--site", SHOP, "--no-http-checks", capsys=capsys)
+    status, out, _ = run(served, "--site", SHOP, "--no-http-checks", capsys=capsys)
     assert status == 0 and "1 URL(s)" in out, out
     # Without --site, 127.0.0.1 is no site of the app: its robots.txt is a 400.
-    status, _, err = check(served, capsys=capsys)
+    status, _, err = run(served, capsys=capsys)
     assert status == 2, err
-    status, _, err = check(served, "--site", "http://x", capsys=capsys)
+    status, _, err = run(served, "--site", "http://x", capsys=capsys)
     assert status == 2 and "--site must be a host" in err
 
 
@@ -197,7 +182,7 @@ def test_check_site_samples_that_sites_urls_at_the_servers_address(
     the app answers them 404, so each is an error naming it (not a failed look-up of
     a name that resolves nowhere)."""
     argv = (served, "--site", BLOG, "--no-http-checks", "--sample", "0", "--rate", "100")
-    status, out, err = check(*argv, "--json", capsys=capsys)
+    status, out, err = run(*argv, "--json", capsys=capsys)
     report = json.loads(out)
     assert status == 1, out + err
     assert report["totals"]["sampled"] == 3

@@ -82,6 +82,16 @@ def stamps(client: Any) -> dict[str, tuple[str, Any]]:
     return {key: (head["ETag"], head["LastModified"]) for key, head in objects(client).items()}
 
 
+def published(setup: tuple[GunicornServer, S3Server, Path]) -> tuple[Any, Path]:
+    """A client of the bucket once the site is published there (built now when the
+    bucket is empty, as when this test runs alone), and the example's database."""
+    _, s3, database = setup
+    client = s3.client()
+    if not objects(client):
+        run(setup)
+    return client, database
+
+
 def test_every_object_is_what_the_running_app_serves(
     setup: tuple[GunicornServer, S3Server, Path],
 ) -> None:
@@ -122,10 +132,7 @@ def test_every_object_is_what_the_running_app_serves(
 def test_a_second_build_uploads_nothing_and_one_write_uploads_its_page_index_and_feed(
     setup: tuple[GunicornServer, S3Server, Path],
 ) -> None:
-    _, s3, database = setup
-    client = s3.client()
-    if not objects(client):
-        run(setup)
+    client, database = published(setup)
     before = stamps(client)
     time.sleep(1.1)  # an upload would move LastModified (whole seconds)
     output = run(setup)
@@ -148,10 +155,7 @@ def test_a_second_build_uploads_nothing_and_one_write_uploads_its_page_index_and
 def test_an_interrupted_build_leaves_the_published_objects_as_they_were(
     setup: tuple[GunicornServer, S3Server, Path],
 ) -> None:
-    _, s3, database = setup
-    client = s3.client()
-    if not objects(client):
-        run(setup)
+    client, database = published(setup)
     before = stamps(client)
     with closing(sqlite3.connect(database)) as db, db:
         db.execute("UPDATE posts SET updated_at = '2026-11-27T04:05:06+00:00' WHERE id = 7")

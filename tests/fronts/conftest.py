@@ -58,17 +58,15 @@ from werkzeug.test import create_environ
 
 import asgi_sitemap
 from flask_sitemapper import SitemapMiddleware, Sitemapper
+from tests.asgi_scope import get_scope
 
 BASE = "http://localhost"
 
-#: Settings every factory understands (see the module docstring).
-SETTINGS = (
-    "base_url",
+#: The settings a test may leave out (None: the front's default), as the middlewares
+#: name them; ``SITEMAP_<NAME>`` on Flask.
+OPTIONAL_SETTINGS = (
     "allowed_hosts",
-    "robots",
     "robots_rules",
-    "same_host_only",
-    "app_robots",
     "cache",
     "cache_control",
     "gzip",
@@ -78,6 +76,10 @@ SETTINGS = (
     "feed_max_days",
     "indexnow_key",
 )
+
+
+#: Settings every factory understands (see the module docstring).
+SETTINGS = ("base_url", "robots", "same_host_only", "app_robots", *OPTIONAL_SETTINGS)
 
 
 # -- the flask command -----------------------------------------------------------------
@@ -175,24 +177,22 @@ def hello_asgi_app(app_robots: bytes | None = None) -> Callable[..., Any]:
 # -- factories -------------------------------------------------------------------------
 
 
+def given(**settings: Any) -> dict[str, Any]:
+    """The optional settings a test gave (not None): the others keep their defaults."""
+    unknown = settings.keys() - set(OPTIONAL_SETTINGS)
+    assert not unknown, f"unknown settings {unknown}"
+    return {name: value for name, value in settings.items() if value is not None}
+
+
 def build_flask_app(
     sources: Mapping[str, Any],
     page_size: int = 50_000,
     *,
     base_url: str | None = None,
-    allowed_hosts: list[str] | None = None,
     robots: bool = True,
-    robots_rules: str | None = None,
     same_host_only: bool = True,
     app_robots: bytes | None = None,
-    cache: Any = None,
-    cache_control: str | None = None,
-    gzip: bool | None = None,
-    html: bool | None = None,
-    feed: bool | None = None,
-    feed_size: Any = None,
-    feed_max_days: Any = None,
-    indexnow_key: str | None = None,
+    **settings: Any,
 ) -> Flask:
     """A Flask app with the ``Sitemapper`` extension serving ``sources``."""
     app = Flask("conformance_flask")
@@ -201,27 +201,11 @@ def build_flask_app(
     app.config["PROPAGATE_EXCEPTIONS"] = False
     app.config["SITEMAP_PAGE_SIZE"] = page_size
     app.config["SITEMAP_BASE_URL"] = base_url
-    app.config["SITEMAP_ALLOWED_HOSTS"] = allowed_hosts
+    app.config["SITEMAP_ALLOWED_HOSTS"] = settings.pop("allowed_hosts", None)
     app.config["SITEMAP_ROBOTS_TXT"] = robots
     app.config["SITEMAP_SAME_HOST_ONLY"] = same_host_only
-    if robots_rules is not None:
-        app.config["SITEMAP_ROBOTS_RULES"] = robots_rules
-    if cache is not None:
-        app.config["SITEMAP_CACHE"] = cache
-    if cache_control is not None:
-        app.config["SITEMAP_CACHE_CONTROL"] = cache_control
-    if gzip is not None:
-        app.config["SITEMAP_GZIP"] = gzip
-    if html is not None:
-        app.config["SITEMAP_HTML"] = html
-    if feed is not None:
-        app.config["SITEMAP_FEED"] = feed
-    if feed_size is not None:
-        app.config["SITEMAP_FEED_SIZE"] = feed_size
-    if feed_max_days is not None:
-        app.config["SITEMAP_FEED_MAX_DAYS"] = feed_max_days
-    if indexnow_key is not None:
-        app.config["SITEMAP_INDEXNOW_KEY"] = indexnow_key
+    for name, value in given(**settings).items():
+        app.config[f"SITEMAP_{name.upper()}"] = value
 
     @app.get("/")
     def hello() -> str:
@@ -240,43 +224,17 @@ def build_flask_app(
     return app
 
 
-def given(**settings: Any) -> dict[str, Any]:
-    """The middleware settings a test gave (not None): the others keep their defaults."""
-    return {name: value for name, value in settings.items() if value is not None}
-
-
 def build_wsgi_app(
     sources: Mapping[str, Any],
     page_size: int = 50_000,
     *,
     base_url: str | None = None,
-    allowed_hosts: list[str] | None = None,
     robots: bool = True,
-    robots_rules: str | None = None,
     same_host_only: bool = True,
     app_robots: bytes | None = None,
-    cache: Any = None,
-    cache_control: str | None = None,
-    gzip: bool | None = None,
-    html: bool | None = None,
-    feed: bool | None = None,
-    feed_size: Any = None,
-    feed_max_days: Any = None,
-    indexnow_key: str | None = None,
+    **settings: Any,
 ) -> SitemapMiddleware:
     """``SitemapMiddleware`` serving ``sources`` in front of :func:`hello_wsgi_app`."""
-    options = given(
-        allowed_hosts=allowed_hosts,
-        robots_rules=robots_rules,
-        cache=cache,
-        cache_control=cache_control,
-        gzip=gzip,
-        html=html,
-        feed=feed,
-        feed_size=feed_size,
-        feed_max_days=feed_max_days,
-        indexnow_key=indexnow_key,
-    )
     return SitemapMiddleware(
         hello_wsgi_app(app_robots),
         dict(sources),
@@ -284,7 +242,7 @@ def build_wsgi_app(
         page_size=page_size,
         robots=robots,
         same_host_only=same_host_only,
-        **options,
+        **given(**settings),
     )
 
 
@@ -293,33 +251,12 @@ def build_asgi_app(
     page_size: int = 50_000,
     *,
     base_url: str | None = None,
-    allowed_hosts: list[str] | None = None,
     robots: bool = True,
-    robots_rules: str | None = None,
     same_host_only: bool = True,
     app_robots: bytes | None = None,
-    cache: Any = None,
-    cache_control: str | None = None,
-    gzip: bool | None = None,
-    html: bool | None = None,
-    feed: bool | None = None,
-    feed_size: Any = None,
-    feed_max_days: Any = None,
-    indexnow_key: str | None = None,
+    **settings: Any,
 ) -> asgi_sitemap.SitemapMiddleware:
     """``asgi_sitemap.SitemapMiddleware`` serving ``sources`` before :func:`hello_asgi_app`."""
-    options = given(
-        allowed_hosts=allowed_hosts,
-        robots_rules=robots_rules,
-        cache=cache,
-        cache_control=cache_control,
-        gzip=gzip,
-        html=html,
-        feed=feed,
-        feed_size=feed_size,
-        feed_max_days=feed_max_days,
-        indexnow_key=indexnow_key,
-    )
     return asgi_sitemap.SitemapMiddleware(
         hello_asgi_app(app_robots),
         dict(sources),
@@ -327,7 +264,7 @@ def build_asgi_app(
         page_size=page_size,
         robots=robots,
         same_host_only=same_host_only,
-        **options,
+        **given(**settings),
     )
 
 
@@ -348,20 +285,7 @@ def asgi_raw_body(app: Any, path: str) -> RawBody:
     portal_cm = anyio.from_thread.start_blocking_portal()
     portal = portal_cm.__enter__()
     sender, receiver = anyio.create_memory_object_stream[dict[str, Any] | BaseException](0)
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "GET",
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "query_string": b"",
-        "root_path": "",
-        "headers": [(b"host", b"localhost")],
-        "server": ("localhost", 80),
-        "client": ("127.0.0.1", 12345),
-    }
+    scope = get_scope(path)
 
     async def receive() -> dict[str, Any]:
         await anyio.sleep_forever()  # the request has no body and the client never leaves

@@ -15,7 +15,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -29,7 +29,7 @@ from sitemap_commands.build import MANIFEST, ROBOTS_LINES, BuildError, Fetched, 
 from sitemap_commands.cli import build_command, find_served
 from sitemap_core.sources.sql.sqlite import SQLiteSource, install_page_facts
 
-from .conftest import FRONTS, flask_sitemap, standard_sources
+from .conftest import FRONTS, Front, flask_sitemap, standard_sources
 
 KEY = "build-test-key-0123"
 ROOT = Path(__file__).resolve().parents[2]
@@ -37,6 +37,33 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def files_of(folder: Path) -> dict[str, bytes]:
     return {path.name: path.read_bytes() for path in folder.iterdir() if path.name != MANIFEST}
+
+
+def standard_site(front: Front, apps: list[Any]) -> Callable[[str], Any]:
+    """The factory ``serve_live`` calls with its origin: the standard sources in pages
+    of 10, with the feed and the IndexNow key; each app it makes goes to ``apps``."""
+
+    def make(origin: str) -> Any:
+        app = front.build_app(
+            standard_sources(origin), 10, base_url=origin, feed=True, indexnow_key=KEY
+        )
+        apps.append(app)
+        return app
+
+    return make
+
+
+def _standard_files() -> frozenset[str]:
+    pages = [f"sitemap-{s}-{n}" for s, k in (("pages", 2), ("posts", 3)) for n in range(1, k + 1)]
+    names = {"sitemap.xml", "sitemap-recent.atom", f"{KEY}.txt", "robots.txt"}
+    names |= {f"{page}.{ext}" for page in pages for ext in ("xml", "txt")}
+    names |= {f"{name}.gz" for name in names if name.startswith("sitemap")}
+    return frozenset(names)
+
+
+#: The files a gzip build of :func:`standard_site` writes: every document and its .gz
+#: twin, the feed, the key file and robots.txt.
+STANDARD_FILES = _standard_files()
 
 
 def raw_get(origin: str, path: str) -> tuple[int, bytes]:
@@ -48,38 +75,23 @@ def raw_get(origin: str, path: str) -> tuple[int, bytes]:
 
 @pytest.mark.parametrize("name", list(FRONTS))
 def test_every_file_is_what_the_app_serves_live(name: str, tmp_path: Path) -> None:
-    front = FRONTS[name]
     apps: list[Any] = []
-
-    def make(origin: str) -> Any:
-        app = front.build_app(
-            standard_sources(origin), 10, base_url=origin, feed=True, indexnow_key=KEY
-        )
-        apps.append(app)
-        return app
-
     out = tmp_path / "site"
-    with serve_live(make, asgi=name.startswith("asgi")) as origin:
+    with serve_live(standard_site(FRONTS[name], apps), asgi=name.startswith("asgi")) as origin:
         served = find_served(apps[0])
         try:
             result = build(served, out, gzip=True)
         finally:
             served.close()
         written = files_of(out)
-        pages = [
-            f"sitemap-{s}-{n}" for s, k in (("pages", 2), ("posts", 3)) for n in range(1, k + 1)
-        ]
-        expected = {"sitemap.xml", "sitemap-recent.atom", f"{KEY}.txt", "robots.txt"}
-        expected |= {f"{page}.{ext}" for page in pages for ext in ("xml", "txt")}
-        expected |= {f"{name}.gz" for name in expected if name.startswith("sitemap")}
-        assert set(written) == expected
+        assert set(written) == STANDARD_FILES
         for file, data in written.items():
             # Every file the build wrote is what the app serves at its path (the .gz
             # twins, the feed's included, as gzipped files).
             status, live = raw_get(origin, "/" + file)
             assert status == 200, file
             assert data == live, file
-    assert result.urls == 38 and result.files == len(expected)
+    assert result.urls == 38 and result.files == len(STANDARD_FILES)
     assert b"Sitemap: " + origin.encode() + b"/sitemap.xml" in written["robots.txt"]
 
 

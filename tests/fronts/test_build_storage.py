@@ -32,10 +32,20 @@ from sitemap_commands.build import ROBOTS_LINES, BuildError
 from sitemap_commands.cli import build_command, find_served, main
 from sitemap_commands.publish import PartialPublishError, PublishInterrupted, publish, store_url
 from sitemap_commands.publish.store import Store, open_store
+from sitemap_commands.publish.target import StoreURL
 from sitemap_core.serve.site import DEFAULT_CACHE_CONTROL
 
 from .conftest import FRONTS, flask_sitemap, standard_sources
-from .test_build import APP_MODULE, KEY, ROOT, Boom, posts_database, raw_get, sqlite_posts
+from .test_build import (
+    APP_MODULE,
+    ROOT,
+    STANDARD_FILES,
+    Boom,
+    posts_database,
+    raw_get,
+    sqlite_posts,
+    standard_site,
+)
 from .test_build import run_command as run_build
 
 BUCKET = "sitemaps"
@@ -88,38 +98,38 @@ class Quiet:
         pass
 
 
+def target() -> StoreURL:
+    """:data:`TARGET` parsed."""
+    url = store_url(TARGET)
+    assert url is not None
+    return url
+
+
+def posts_served(urls: list[str]) -> Any:
+    """What the build finds in a WSGI middleware serving ``urls`` in pages of 10 (a
+    test may change the list between builds); the caller closes it."""
+    app = FRONTS["wsgi-middleware"].build_app(
+        {"posts": lambda: urls}, 10, base_url="http://localhost"
+    )
+    return find_served(app)
+
+
 def publish_to(served: Any, store: Store | None = None, **options: Any) -> Any:
-    target = store_url(TARGET)
-    assert target is not None
     with open(os.devnull, "w") as out:
-        return publish(served, target, progress=Quiet(), out=out, store=store, **options)
+        return publish(served, target(), progress=Quiet(), out=out, store=store, **options)
 
 
 @pytest.mark.parametrize("name", list(FRONTS))
 def test_every_object_is_what_the_app_serves_live(name: str, s3: Any) -> None:
-    front = FRONTS[name]
     apps: list[Any] = []
-
-    def make(origin: str) -> Any:
-        app = front.build_app(
-            standard_sources(origin), 10, base_url=origin, feed=True, indexnow_key=KEY
-        )
-        apps.append(app)
-        return app
-
-    with serve_live(make, asgi=name.startswith("asgi")) as origin:
+    with serve_live(standard_site(FRONTS[name], apps), asgi=name.startswith("asgi")) as origin:
         served = find_served(apps[0])
         try:
             result = publish_to(served, gzip=True)
         finally:
             served.close()
         published = objects(s3, "site/")
-        pages = [
-            f"sitemap-{s}-{n}" for s, k in (("pages", 2), ("posts", 3)) for n in range(1, k + 1)
-        ]
-        expected = {"sitemap.xml", "sitemap-recent.atom", f"{KEY}.txt", "robots.txt"}
-        expected |= {f"{page}.{ext}" for page in pages for ext in ("xml", "txt")}
-        expected |= {f"{name}.gz" for name in expected if name.startswith("sitemap")}
+        expected = STANDARD_FILES
         assert set(published) == {f"site/{name}" for name in expected} | {MANIFEST_KEY}
         with httpx.Client(headers={"Accept-Encoding": "identity"}) as http:
             for name in expected:
@@ -210,17 +220,12 @@ class Recording:
 
 def test_pages_go_first_the_index_then_robots_and_old_pages_are_deleted_last(s3: Any) -> None:
     urls = [f"http://localhost/posts/{i}" for i in range(35)]
-    app = FRONTS["wsgi-middleware"].build_app(
-        {"posts": lambda: urls}, 10, base_url="http://localhost"
-    )
-    target = store_url(TARGET)
-    assert target is not None
-    served = find_served(app)
+    served = posts_served(urls)
     try:
         publish_to(served)
         assert "site/sitemap-posts-4.xml" in objects(s3)
         del urls[20:]  # pages 3 and 4 are gone
-        store = Recording(open_store(target))
+        store = Recording(open_store(target()))
         result = publish_to(served, store=store)
     finally:
         served.close()
@@ -241,16 +246,11 @@ def test_pages_go_first_the_index_then_robots_and_old_pages_are_deleted_last(s3:
 
 def test_a_new_page_is_uploaded_before_the_index_that_names_it(s3: Any) -> None:
     urls = [f"http://localhost/posts/{i}" for i in range(15)]
-    app = FRONTS["wsgi-middleware"].build_app(
-        {"posts": lambda: urls}, 10, base_url="http://localhost"
-    )
-    target = store_url(TARGET)
-    assert target is not None
-    served = find_served(app)
+    served = posts_served(urls)
     try:
         publish_to(served)
         urls.extend(f"http://localhost/posts/{i}" for i in range(15, 25))
-        store = Recording(open_store(target))
+        store = Recording(open_store(target()))
         publish_to(served, store=store)
         written = [key for op, key in store.log if op == "write"]
         # The manifest owns the new keys before they exist, then page 2 (changed) and
@@ -265,7 +265,7 @@ def test_a_new_page_is_uploaded_before_the_index_that_names_it(s3: Any) -> None:
         # names only pages that exist; the command says what happened.
         before = body(s3, "site/sitemap.xml")
         urls.extend(f"http://localhost/posts/{i}" for i in range(25, 35))
-        failing = Recording(open_store(target), fail_at=2)
+        failing = Recording(open_store(target()), fail_at=2)
         with pytest.raises(PartialPublishError, match=r"after [0-3] of 5 uploads") as caught:
             publish_to(served, store=failing)
         assert "the network went away" in str(caught.value)
@@ -359,12 +359,12 @@ def test_targets_the_build_cannot_write_are_errors_not_folders(
 ) -> None:
     monkeypatch.chdir(tmp_path)
     app = FRONTS["wsgi-middleware"].build_app(standard_sources(), 10, base_url="http://localhost")
-    for target, message in [
+    for given, message in [
         ("ftp://host/site", "TARGET is a folder or an object store URL (s3://, gs://, az://)"),
         ("s3:/sitemaps/site", "is not a store URL: write s3://bucket/prefix"),
         ("s3://", "names no bucket"),
     ]:
-        assert build_command(find_served(app), target) == 2
+        assert build_command(find_served(app), given) == 2
         assert message in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []  # no folder named "ftp:" or "s3:"
     # Folder options refused for a folder.
@@ -456,11 +456,6 @@ def test_flask_sitemap_build_publishes_too(s3: Any) -> None:
 
 def test_ctrl_c_during_the_uploads_says_how_far_it_got(s3: Any) -> None:
     urls = [f"http://localhost/posts/{i}" for i in range(25)]
-    app = FRONTS["wsgi-middleware"].build_app(
-        {"posts": lambda: urls}, 10, base_url="http://localhost"
-    )
-    target = store_url(TARGET)
-    assert target is not None
 
     class Interrupted(Recording):
         def write(
@@ -470,9 +465,9 @@ def test_ctrl_c_during_the_uploads_says_how_far_it_got(s3: Any) -> None:
                 raise KeyboardInterrupt
             return super().write(key, source, attributes)
 
-    served = find_served(app)
+    served = posts_served(urls)
     try:
-        store = Interrupted(open_store(target))
+        store = Interrupted(open_store(target()))
         with pytest.raises(PublishInterrupted, match=r"interrupted \(after [0-5] of 8 uploads"):
             publish_to(served, store=store)
     finally:

@@ -142,11 +142,13 @@ def prepare(site: Site[S], pending: Pending[S], plan: Plan[S], facts: Facts) -> 
     if plan.kind == "index":
         # The index is fully known without reading an entry: locs and lastmods, and
         # for sources with stable pages their whole fingerprints, which move whenever
-        # one of their children does.
+        # one of their children does, and the summaries of the children that stream.
         parts: list[object] = _children_parts(plan)
-        parts += [*facts.wholes, *_view_parts(plan)]
+        runs = [(run.source.name, run.skip, run.take, tuple(run.summary)) for run in plan.runs]
+        parts += [*facts.wholes, *runs, *_view_parts(plan)]
         etag = fingerprint_etag(pending.identity, parts, pending.coding)
-        newest = _newest_instant([c.lastmod for c in plan.children])
+        lastmods = [child.lastmod for child in plan.children]
+        newest = _newest_instant(lastmods + [run.summary.lastmod for run in plan.runs])
         validators = Validators(etag, clamped(newest))
     elif facts.fingerprints and all(f is not None for f in facts.fingerprints):
         ranges = [(s.name, start, stop) for s, start, stop in plan.ranges()]

@@ -83,7 +83,15 @@ or an auto-increment column does not promise under concurrency.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Sequence,
+)
 from contextlib import aclosing
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -101,8 +109,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from sitemap_core.errors import ConfigurationError
 from sitemap_core.sources.base import Item
-from sitemap_core.sources.pages import Page
+from sitemap_core.sources.pages import Page, Summary
 from sitemap_core.sources.scope import request_notes
+from sitemap_core.sources.sql.page_reads import STREAMED_PAGES, PageReads
 from sitemap_core.sources.sql.ranks import Plan, Step, Version, started
 from sitemap_core.sources.sql.sqla_pages import install_page_facts
 from sitemap_core.sources.sql.sqla_ranks import RankStatements, plain_name
@@ -207,6 +216,10 @@ class _Base(Generic[_E]):
         )
         #: The stable pages' facts (only with ``page_facts``; see sqla_pages).
         self._page_facts = None if page_facts is None else PageFacts(page_facts)
+        #: How an index reads them: a summary, then the pages as they stream.
+        self._page_reads = (
+            None if page_facts is None else PageReads(page_facts, engine.dialect.name)
+        )
         #: The facts' condition, as last read with them (None: not read yet).
         self._condition: str | None = None
         #: The facts of the last version seen (a one-item list: plans replace it).
@@ -323,13 +336,50 @@ class SQLAlchemySource(_Base[Engine]):
         return int(self._call(self._sql.count_plan(self._memo, self._pinned())))
 
     @property
-    def stable_pages(self) -> Callable[[int, int], list[Page]] | None:
+    def stable_pages(self) -> Callable[[int, int], Iterable[Page]] | None:
         """With ``page_facts``: the stable pages numbered ``[first, stop)`` (see
-        :mod:`sitemap_core.sources.sql.sqla_pages`); None without."""
+        :mod:`sitemap_core.sources.sql.sqla_pages`): one page read at once, more
+        streamed from a server-side cursor; None without."""
         return None if self._page_facts is None else self._stable_pages
 
-    def _stable_pages(self, first: int, stop: int) -> list[Page]:
-        return PageFacts.pages(self._facts_rows("pages", PageFacts.bounds(first, stop)))
+    @property
+    def stable_summary(self) -> Callable[[], Summary] | None:
+        """With ``page_facts``: the summary of every stable page, one aggregate query
+        (see :mod:`sitemap_core.sources.sql.page_reads`); None without."""
+        return None if self._page_facts is None else self._stable_summary
+
+    def _stable_summary(self) -> Summary:
+        assert self._page_reads is not None
+        with (self._quick or self._engine).connect() as conn:
+            try:
+                row = conn.execute(text(self._page_reads.summary_sql)).one()
+            except DBAPIError as exc:
+                raise _missing(self._page_facts, exc) from exc
+        return self._page_reads.summary(row)
+
+    def _stable_pages(self, first: int, stop: int) -> Iterable[Page]:
+        bounds = PageFacts.bounds(first, stop)
+        if stop - first > 1:
+            return self._streamed_pages(bounds)
+        return PageFacts.pages(self._facts_rows("pages", bounds))
+
+    def _streamed_pages(self, bounds: dict[str, int]) -> Iterator[Page]:
+        # The pages of ``bounds``, read in batches from one query as they are pulled;
+        # the connection goes back to the pool when the pulling ends.
+        assert self._page_reads is not None
+        with self._engine.connect() as conn:
+            # Batches of one size from the first (a buffer that grows from one row
+            # costs a round trip per step).
+            streamed = conn.execution_options(stream_results=True)
+            try:
+                statement = text(self._page_reads.pages_sql)
+                result = streamed.execute(statement, bounds).yield_per(STREAMED_PAGES)
+            except DBAPIError as exc:
+                raise _missing(self._page_facts, exc) from exc
+            try:
+                yield from self._page_reads.pages(result)
+            finally:
+                result.close()
 
     def stable_items(self, start: int, stop: int) -> Iterator[Item]:
         """The items of the rows whose keys lie in ``[start, stop)``: a stable page."""
@@ -447,12 +497,47 @@ class AsyncSQLAlchemySource(_Base[AsyncEngine]):
         return int(await self._call(self._sql.count_plan(self._memo, self._pinned())))
 
     @property
-    def stable_pages(self) -> Callable[[int, int], Awaitable[list[Page]]] | None:
-        """As :attr:`SQLAlchemySource.stable_pages`, a coroutine function."""
+    def stable_pages(
+        self,
+    ) -> Callable[[int, int], Awaitable[Iterable[Page] | AsyncIterator[Page]]] | None:
+        """As :attr:`SQLAlchemySource.stable_pages`, a coroutine function (more than one
+        page: an async iterator of them)."""
         return None if self._page_facts is None else self._stable_pages
 
-    async def _stable_pages(self, first: int, stop: int) -> list[Page]:
-        return PageFacts.pages(await self._facts_rows("pages", PageFacts.bounds(first, stop)))
+    @property
+    def stable_summary(self) -> Callable[[], Awaitable[Summary]] | None:
+        """As :attr:`SQLAlchemySource.stable_summary`, a coroutine function."""
+        return None if self._page_facts is None else self._stable_summary
+
+    async def _stable_summary(self) -> Summary:
+        assert self._page_reads is not None
+        async with (self._quick or self._engine).connect() as conn:
+            try:
+                row = (await conn.execute(text(self._page_reads.summary_sql))).one()
+            except DBAPIError as exc:
+                raise _missing(self._page_facts, exc) from exc
+        return self._page_reads.summary(row)
+
+    async def _stable_pages(self, first: int, stop: int) -> Iterable[Page] | AsyncIterator[Page]:
+        bounds = PageFacts.bounds(first, stop)
+        if stop - first > 1:
+            return self._streamed_pages(bounds)
+        return PageFacts.pages(await self._facts_rows("pages", bounds))
+
+    async def _streamed_pages(self, bounds: dict[str, int]) -> AsyncIterator[Page]:
+        # As SQLAlchemySource._streamed_pages, awaited.
+        assert self._page_reads is not None
+        async with self._engine.connect() as conn:
+            try:
+                statement = text(self._page_reads.pages_sql)
+                result = (await conn.stream(statement, bounds)).yield_per(STREAMED_PAGES)
+            except DBAPIError as exc:
+                raise _missing(self._page_facts, exc) from exc
+            try:
+                async for row in result:
+                    yield self._page_reads.page(row)
+            finally:
+                await result.close()
 
     async def stable_items(self, start: int, stop: int) -> AsyncIterator[Item]:
         """As :meth:`SQLAlchemySource.stable_items`, streamed."""

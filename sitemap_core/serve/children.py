@@ -55,10 +55,13 @@ class SyncChildren:
     def batches(self, start: int, stop: int, size: int = BATCH_SIZE) -> Iterator[list[Entry]]:
         """The children as lists of at most ``size`` entries (``start`` and ``stop`` are
         the run's own: its children and those following it)."""
+        run = self.run
         pages = self.source.stream(1, WHOLE)
         try:
-            yield from _batched(islice(pages, self.run.skip, self.run.skip + self.run.take),
-                                self.run, size)  # fmt: skip
+            yield from _batched(islice(pages, run.skip, run.skip + run.take), run, size)
+            # Read on to the end of the stream, which is usually the next read: a
+            # stream left open is cancelled, which costs a connection to the server.
+            next(pages, None)
         finally:
             close_now(pages)
         if self.following:
@@ -95,6 +98,7 @@ class AsyncChildren:
                     yield _children(taken, run)
                     taken = []
                 if seen == run.skip + run.take:
+                    await anext(pages, None)  # the end of the stream, usually (as above)
                     break
             if taken:
                 yield _children(taken, run)

@@ -312,13 +312,7 @@ def _document(
 ) -> Flow:
     # After what was remembered: count, plan, facts, validators, then the body.
     stable: dict[str, Sequence[Page] | Summary] = {}
-    if step.target.kind == "robots":
-        counts = yield from _robots_counts(site, step.sources, stable, step.base)
-    else:
-        numbers = _numbers(step.target)
-        counts = yield from _counts(site, step.sources, whole, stable, step.base, numbers)
-        if site.lists_stable_pages(step.target, counts):
-            yield from _listed(step.sources, stable)
+    counts = yield from _counted(site, step, whole, stable)
     plan = decide(site, step, counts, stable)
     if isinstance(plan, Reply):
         return plan
@@ -338,6 +332,23 @@ def _document(
     body = Body(plan, ready.coding, ready.sized, key, keep=site.cache is not None)
     opened = yield Open(body)
     return Reply(200, ready.full_headers(ready.validators, opened.length), opened.chunks)
+
+
+def _counted(
+    site: Site[S],
+    step: Pending[S],
+    whole: dict[str, object],
+    stable: dict[str, Sequence[Page] | Summary],
+) -> Flow:
+    # The counts of the request's sources, and what their stable pages say (into
+    # ``stable``): listed when the whole site fits one file.
+    if step.target.kind == "robots":
+        return (yield from _robots_counts(site, step.sources, stable, step.base))
+    numbers = _numbers(step.target)
+    counts = yield from _counts(site, step.sources, whole, stable, step.base, numbers)
+    if site.lists_stable_pages(step.target, counts):
+        yield from _listed(step.sources, stable)
+    return counts
 
 
 def _whole_fingerprints(sources: Sequence[S], whole: dict[str, object]) -> Flow:

@@ -22,10 +22,7 @@ from sitemap_core.sources.pages import NormalisedLastmod, Page, Summary
 from sitemap_core.sources.sql.names import quoted
 from sitemap_core.sources.sql.sqlite_pages import later
 
-__all__ = ["STREAMED_PAGES", "PageReads"]
-
-#: Rows of the pages' query fetched at a time (a server-side cursor's batch).
-STREAMED_PAGES = 1_000
+__all__ = ["PageReads"]
 
 #: The type of the facts' dates for which PostgreSQL writes the lastmod text itself.
 _ZONED = "timestamp with time zone"

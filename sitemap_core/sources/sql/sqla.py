@@ -111,10 +111,11 @@ from sitemap_core.errors import ConfigurationError
 from sitemap_core.sources.base import Item
 from sitemap_core.sources.pages import Page, Summary
 from sitemap_core.sources.scope import request_notes
-from sitemap_core.sources.sql.page_reads import STREAMED_PAGES, PageReads
+from sitemap_core.sources.sql.page_reads import PageReads
 from sitemap_core.sources.sql.ranks import Plan, Step, Version, started
 from sitemap_core.sources.sql.sqla_pages import install_page_facts
 from sitemap_core.sources.sql.sqla_ranks import RankStatements, plain_name
+from sitemap_core.sources.sql.sqla_stream import astreamed_rows, chunks, streamed_rows
 from sitemap_core.sources.sql.sqlite import slice_window
 from sitemap_core.sources.sql.sqlite_pages import PageFacts
 
@@ -265,6 +266,13 @@ class _Base(Generic[_E]):
         statement = text(getattr(self._page_facts, f"{kind}_sql"))
         return statement, params or {}
 
+    def _streaming_engine(self) -> _E:
+        """The engine an index's pages stream on: without a transaction where the
+        driver streams them itself, else in one (a server-side cursor needs it)."""
+        if self._quick is not None and chunks(self._engine.dialect):
+            return self._quick
+        return self._engine
+
     def _pinned(self) -> Version | None:
         """The version the current request's fingerprint answered with; None outside
         a request (or before its fingerprint), when calls read the version themselves."""
@@ -364,22 +372,15 @@ class SQLAlchemySource(_Base[Engine]):
         return PageFacts.pages(self._facts_rows("pages", bounds))
 
     def _streamed_pages(self, bounds: dict[str, int]) -> Iterator[Page]:
-        # The pages of ``bounds``, read in batches from one query as they are pulled;
-        # the connection goes back to the pool when the pulling ends.
+        # The pages of ``bounds``, read as they are pulled (see sqla_stream); the
+        # connection goes back to the pool when the pulling ends.
         assert self._page_reads is not None
-        with self._engine.connect() as conn:
-            # Batches of one size from the first (a buffer that grows from one row
-            # costs a round trip per step).
-            streamed = conn.execution_options(stream_results=True)
+        reads = self._page_reads
+        with self._streaming_engine().connect() as conn:
             try:
-                statement = text(self._page_reads.pages_sql)
-                result = streamed.execute(statement, bounds).yield_per(STREAMED_PAGES)
+                yield from reads.pages(streamed_rows(conn, text(reads.pages_sql), bounds))
             except DBAPIError as exc:
                 raise _missing(self._page_facts, exc) from exc
-            try:
-                yield from self._page_reads.pages(result)
-            finally:
-                result.close()
 
     def stable_items(self, start: int, stop: int) -> Iterator[Item]:
         """The items of the rows whose keys lie in ``[start, stop)``: a stable page."""
@@ -527,17 +528,16 @@ class AsyncSQLAlchemySource(_Base[AsyncEngine]):
     async def _streamed_pages(self, bounds: dict[str, int]) -> AsyncIterator[Page]:
         # As SQLAlchemySource._streamed_pages, awaited.
         assert self._page_reads is not None
-        async with self._engine.connect() as conn:
+        reads = self._page_reads
+        async with self._streaming_engine().connect() as conn:
+            rows = astreamed_rows(conn, text(reads.pages_sql), bounds)
             try:
-                statement = text(self._page_reads.pages_sql)
-                result = (await conn.stream(statement, bounds)).yield_per(STREAMED_PAGES)
+                async for row in rows:
+                    yield reads.page(row)
             except DBAPIError as exc:
                 raise _missing(self._page_facts, exc) from exc
-            try:
-                async for row in result:
-                    yield self._page_reads.page(row)
             finally:
-                await result.close()
+                await rows.aclose()
 
     async def stable_items(self, start: int, stop: int) -> AsyncIterator[Item]:
         """As :meth:`SQLAlchemySource.stable_items`, streamed."""

@@ -7,16 +7,25 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import anyio
 import pytest
 from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table, text
+from sqlalchemy.ext.asyncio import create_async_engine
 
 from sitemap_core import Site, UrlSource
 from sitemap_core.model.values import lastmod_instant, normalise_lastmod
+from sitemap_core.serve.drive_async import respond_async
+from sitemap_core.sources.aio import AsyncUrlSource
 from sitemap_core.sources.base import WHOLE
 from sitemap_core.sources.pages import NormalisedLastmod, Summary, checked_pages, summarised
-from sitemap_core.sources.sql.sqla import SQLAlchemySource, install_page_facts
-from tests.core.helpers import ORIGIN, get
-from tests.core.sources.test_sqla import Db, make_db
+from sitemap_core.sources.sql.sqla import (
+    AsyncSQLAlchemySource,
+    SQLAlchemySource,
+    install_page_facts,
+)
+from tests.core.helpers import BASE, ORIGIN, get
+from tests.core.memory.test_cache import InlineRunner
+from tests.core.sources.test_sqla import ASYNC_DRIVERS, Db, make_db
 
 WIDTH = 10
 stamped = Table(
@@ -113,3 +122,30 @@ def test_an_index_costs_three_statements_whatever_its_pages(db: Db, rows: int) -
     # The layout's version, the summary, the pages' cursor; none reads the table.
     assert len(db.log) == 3, db.log
     assert all("stamped_pages" in sql for sql in db.log)
+
+
+@pytest.fixture(params=list(ASYNC_DRIVERS))
+def adb(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
+    yield from make_db(request, tmp_path, request.param)
+
+
+def test_an_async_source_streams_the_same_index(adb: Db) -> None:
+    sync = streamed(fill(adb, range(1, 95)))
+    expected = get(Site([sync], page_size=WIDTH), "/sitemap.xml")
+    assert expected is not None and expected.status == 200
+    engine = create_async_engine(adb.async_url)
+    source = AsyncSQLAlchemySource(
+        engine, stamped, key="id", lastmod="at", build=f"{ORIGIN}/s/{{slug}}",
+        page_facts="stamped_pages",
+    )  # fmt: skip
+    site = Site([AsyncUrlSource.from_object("stamped", source)], page_size=WIDTH)
+
+    async def run() -> bytes:
+        try:
+            reply = await respond_async(site, "GET", "/sitemap.xml", lambda: BASE, InlineRunner())
+            assert reply is not None and reply.status == 200
+            return b"".join([chunk async for chunk in reply.body])  # type: ignore[union-attr]
+        finally:
+            await engine.dispose()
+
+    assert anyio.run(run) == expected.body

@@ -30,13 +30,9 @@ _ZONED = "timestamp with time zone"
 
 def _utc_text(moment: str) -> str:
     # PostgreSQL: a timestamptz as normalise_lastmod writes one in UTC (the fraction
-    # only when there is one).
+    # only when there is one), in one to_char.
     utc = f"({moment}) AT TIME ZONE 'UTC'"
-    return (
-        f"to_char({utc}, 'YYYY-MM-DD\"T\"HH24:MI:SS')"
-        f" || CASE WHEN mod(extract(microseconds FROM {utc})::bigint, 1000000) = 0"
-        f" THEN '' ELSE to_char({utc}, '.US') END || '+00:00'"
-    )
+    return f"replace(to_char({utc}, 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"+00:00\"'), '.000000+', '+')"
 
 
 class PageReads:

@@ -27,8 +27,9 @@ Two ways to page
 ----------------
 With ``page_facts`` (:func:`install_page_facts`, :mod:`.sqla_pages`), pages are
 ranges of keys whose facts the database keeps: a page keeps its URLs until they are
-deleted, and any process answers the index with one small query. That is the way for
-big tables.
+deleted, and any process answers the index with one aggregate of the facts and then
+one query of the pages, streamed as the index is written (:mod:`.page_reads`,
+:mod:`.sqla_stream`). That is the way for big tables.
 
 Without, pages are ranks (:mod:`.ranks`; the statements: :mod:`.sqla_ranks`).
 Unversioned (neither ``version_table`` nor ``change_log``), every call asks the

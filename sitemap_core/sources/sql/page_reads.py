@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from sitemap_core.sources.pages import NormalisedLastmod, Page, Summary
+from sitemap_core.sources.sql.bounds import RANGES
 from sitemap_core.sources.sql.names import quoted
 from sitemap_core.sources.sql.sqlite_pages import later
 
@@ -59,7 +60,7 @@ class PageReads:
             f" (SELECT MAX(width) FROM {layout}){zoned} FROM {f} WHERE urls > 0"
         )
         #: The pages numbered [first, stop) that list rows, in order (parameters: see
-        #: PageFacts.bounds), each with the layout's epoch and width.
+        #: PageFacts.bounds), each with the layout's epoch, width and kind of pages.
         self.pages_sql = self._pages_sql("f.newest, f.changed")
         #: How a row of :attr:`pages_sql` becomes a page.
         self.page: Callable[[Any], Page] = _page
@@ -67,7 +68,7 @@ class PageReads:
     def _pages_sql(self, dates: str) -> str:
         f, layout = self._names
         return (
-            f"SELECT l.epoch, l.width, f.page, f.urls, {dates}, f.version"
+            f"SELECT l.epoch, l.width, l.kind, f.page, f.urls, {dates}, f.version"
             f" FROM {f} AS f CROSS JOIN {layout} AS l"
             " WHERE f.page >= :low AND f.page < :high AND f.urls > 0 ORDER BY f.page"
         )
@@ -94,11 +95,10 @@ class PageReads:
 def _page(row: Any) -> Page:
     # The page of a row of the dates themselves (the same page as PageFacts.pages
     # makes of its row).
-    epoch, width, page, urls, newest, changed, version = row
+    epoch, width, kind, page, urls, newest, changed, version = row
     return Page(
         page + 1,
-        page * width + 1,
-        (page + 1) * width + 1,
+        *_window(kind, page, width),
         urls,
         later(newest, changed),
         (str(epoch), page, int(version)),
@@ -107,12 +107,20 @@ def _page(row: Any) -> Page:
 
 def _page_of_text(row: Any) -> Page:
     # The page of a row whose lastmod the database wrote as the sitemap's text.
-    epoch, width, page, urls, lastmod, _, version = row
+    epoch, width, kind, page, urls, lastmod, _, version = row
     return Page(
         page + 1,
-        page * width + 1,
-        (page + 1) * width + 1,
+        *_window(kind, page, width),
         urls,
         None if lastmod is None else NormalisedLastmod(lastmod),
         (str(epoch), page, int(version)),
     )
+
+
+def _window(kind: str, page: int, width: int) -> tuple[int, int]:
+    # As PageFacts.pages: page p of integer keys holds the keys p * width + 1 to
+    # (p + 1) * width; a page of stored boundaries has a slot as wide, below 0 (see
+    # sitemap_core.sources.sql.bounds).
+    if kind == RANGES:
+        return page * width + 1, (page + 1) * width + 1
+    return -(page + 1) * width, -page * width

@@ -112,6 +112,8 @@ from sitemap_core.errors import ConfigurationError
 from sitemap_core.sources.base import Item
 from sitemap_core.sources.pages import Page, Summary
 from sitemap_core.sources.scope import request_notes
+from sitemap_core.sources.sql import sqla_bounds
+from sitemap_core.sources.sql.bounds import stored_page
 from sitemap_core.sources.sql.page_reads import PageReads
 from sitemap_core.sources.sql.ranks import Plan, Step, Version, started
 from sitemap_core.sources.sql.sqla_pages import install_page_facts
@@ -218,6 +220,8 @@ class _Base(Generic[_E]):
         )
         #: The stable pages' facts (only with ``page_facts``; see sqla_pages).
         self._page_facts = None if page_facts is None else PageFacts(page_facts)
+        #: What reads a page of stored boundaries (see sqla_bounds).
+        self._stored = sqla_bounds.reader(table, key, page_facts)
         #: How an index reads them: a summary, then the pages as they stream.
         self._page_reads = (
             None if page_facts is None else PageReads(page_facts, engine.dialect.name)
@@ -229,10 +233,19 @@ class _Base(Generic[_E]):
         #: SQLite: each call opens a read transaction itself (see _sqlite_snapshot).
         self._begin = engine.dialect.name == "sqlite" and self._sql.version is not None
 
-    def _window(self) -> Any:
-        # A stable page's rows: a range of keys, those the facts' condition holds for.
+    def _window(self, start: int, stop: int) -> tuple[Any, dict[str, int]]:
+        # A stable page's rows: a range of keys, or of a page's stored boundaries
+        # (a window below 0), those the facts' condition holds for.
+        page = stored_page(start, stop)
+        if page is None:
+            window, params = self._sql.window, {"low": start, "high": stop}
+        else:
+            window, params = (
+                sqla_bounds.stored_window(self._sql.window, self._stored),
+                {"page": page},
+            )
         condition = self._condition
-        return self._sql.window.where(text(condition)) if condition else self._sql.window
+        return (window.where(text(condition)) if condition else window), params
 
     def _noted(self, rows: list[Any], layout: bool) -> list[Any]:
         # Rows of a facts query, the condition they carry noted (see _window).
@@ -388,7 +401,7 @@ class SQLAlchemySource(_Base[Engine]):
         if self._condition is None:
             self._facts_rows("layout")
         with self._engine.connect() as conn:
-            yield from self._streamed(conn, self._window(), {"low": start, "high": stop})
+            yield from self._streamed(conn, *self._window(start, stop))
 
     def _streamed(self, conn: Connection, statement: Any, params: Any) -> Iterator[Item]:
         """The items ``build`` makes of the rows of ``statement``, streamed (a
@@ -546,7 +559,7 @@ class AsyncSQLAlchemySource(_Base[AsyncEngine]):
             await self._facts_rows("layout")
         async with (
             self._engine.connect() as conn,
-            aclosing(self._streamed(conn, self._window(), {"low": start, "high": stop})) as items,
+            aclosing(self._streamed(conn, *self._window(start, stop))) as items,
         ):
             async for item in items:
                 yield item

@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import ColumnElement, Connection, Dialect, Engine, inspect, text
 
 from sitemap_core.errors import ConfigurationError
 from sitemap_core.limits import MAX_URLS_PER_SITEMAP
-from sitemap_core.sources.sql import sqlite_pages
+from sitemap_core.sources.sql import sqla_bounds, sqlite_pages
+from sitemap_core.sources.sql.bounds import MONTHS, RANGES, bounds_table, kind_of
 from sitemap_core.sources.sql.names import quoted
 
 __all__ = ["condition_sql", "install_page_facts"]
@@ -38,6 +40,8 @@ def install_page_facts(
     page_width: int = MAX_URLS_PER_SITEMAP,
     where: ColumnElement[bool] | None = None,
     recount: bool = False,
+    stored_bounds: bool = False,
+    month_buckets: bool = False,
 ) -> None:
     """Create the page facts ``facts`` of ``table`` and the triggers that keep them.
 
@@ -46,10 +50,13 @@ def install_page_facts(
     site is this one call at deployment time), another width or condition, or
     ``recount=True``, counts the pages again under a new epoch. ``where`` is a
     SQLAlchemy condition on the table's columns (``posts.c.published``): the facts
-    count, and the source lists, the rows it holds for. Commits (on a Connection
-    already in a transaction, the caller commits).
+    count, and the source lists, the rows it holds for. ``stored_bounds=True`` pages
+    a key of any type (text, a UUID) by stored boundaries that split a full page (see
+    :mod:`sitemap_core.sources.sql.bounds`), ``month_buckets=True`` with a page per
+    month at least, for a text key that begins with its date. Commits (on a Connection already in a
+    transaction, the caller commits).
     """
-    options = _Options(lastmod, page_width, where, recount)
+    options = _Options(lastmod, page_width, where, recount, kind_of(stored_bounds, month_buckets))
     if isinstance(target, Engine):
         with target.begin() as conn:
             _install(conn, table, key, facts, options)
@@ -68,6 +75,8 @@ class _Options:
     page_width: int
     where: ColumnElement[bool] | None
     recount: bool
+    #: The kind of pages (see sitemap_core.sources.sql.bounds).
+    kind: str
 
 
 def condition_sql(where: ColumnElement[bool] | None, dialect: Dialect) -> str:
@@ -96,6 +105,8 @@ def _install(conn: Connection, table: str, key: str, facts: str, options: _Optio
             page_width=options.page_width,
             where=condition or None,
             recount=options.recount,
+            stored_bounds=options.kind != RANGES,
+            month_buckets=options.kind == MONTHS,
         )
         return
     if dialect != "postgresql":
@@ -104,22 +115,53 @@ def _install(conn: Connection, table: str, key: str, facts: str, options: _Optio
             " docs/sqlalchemy.md gives the MySQL statements to run once"
         )
     width = sqlite_pages.checked_width(options.page_width)
-    names = _Names(conn, table, key, facts, options.lastmod, condition)
+    names = _Names(conn, table, key, facts, options.lastmod, condition, options.kind)
     for statement in names.tables():
         conn.exec_driver_sql(statement)
-    known = conn.exec_driver_sql(f"SELECT width, condition FROM {names.layout}").first()
-    if known is None or tuple(known) != (width, condition) or options.recount:
+    kind = options.kind
+    known = conn.exec_driver_sql(f"SELECT width, condition, kind FROM {names.layout}").first()
+    if known is None or tuple(known) != (width, condition, kind) or options.recount:
         for statement in names.recount(width):
             conn.exec_driver_sql(statement)
         conn.execute(
             text(
-                f"INSERT INTO {names.layout} (width, epoch, version, condition)"
-                " VALUES (:width, :epoch, 0, :condition)"
+                f"INSERT INTO {names.layout} (width, epoch, version, condition, kind)"
+                " VALUES (:width, :epoch, 0, :condition, :kind)"
             ),
-            {"width": width, "epoch": secrets.token_hex(8), "condition": condition},
+            {"width": width, "epoch": secrets.token_hex(8), "condition": condition, "kind": kind},
         )
     for statement in names.triggers(width):
         conn.exec_driver_sql(statement)
+
+
+#: What each kind of pages asks of the key's Python type, and why.
+_KEY_TYPES: dict[str, tuple[type, str]] = {
+    RANGES: (
+        int,
+        "is not an integer column: page facts need an integer key (pages are ranges of"
+        " keys), or stored_bounds=True (pages of stored boundaries, for any key)",
+    ),
+    MONTHS: (
+        str,
+        "is not a text column: month_buckets read the month from the key's first"
+        " characters (2026-03-...)",
+    ),
+}
+
+
+def _checked_columns(
+    conn: Connection, table: str, key: str, lastmod: str | None, kind: str
+) -> dict[str, Any]:
+    """The columns of ``table`` by name, once ``key`` and ``lastmod`` are found there
+    and the key's type suits the kind of pages."""
+    columns = {c["name"]: c for c in inspect(conn).get_columns(table)}
+    for name in (key, lastmod):
+        if name is not None and name not in columns:
+            raise ConfigurationError(f"table {table!r} has no column {name!r}")
+    wanted, why = _KEY_TYPES.get(kind, (object, ""))
+    if wanted is not object and columns[key]["type"].python_type is not wanted:
+        raise ConfigurationError(f"key {key!r} of table {table!r} {why}")
+    return columns
 
 
 class _Names:
@@ -133,16 +175,9 @@ class _Names:
         facts: str,
         lastmod: str | None,
         condition: str,
+        kind: str,
     ) -> None:
-        columns = {c["name"]: c for c in inspect(conn).get_columns(table)}
-        for name in (key, lastmod):
-            if name is not None and name not in columns:
-                raise ConfigurationError(f"table {table!r} has no column {name!r}")
-        if columns[key]["type"].python_type is not int:
-            raise ConfigurationError(
-                f"key {key!r} of table {table!r} is not an integer column: page facts need"
-                " an integer key (pages are ranges of keys)"
-            )
+        columns = _checked_columns(conn, table, key, lastmod, kind)
         self.table, self.key = quoted("table", table), quoted("key", key)
         self.facts = quoted("facts", facts)
         self.layout = quoted("facts", f"{facts}_layout")
@@ -153,9 +188,20 @@ class _Names:
         self.date_type = (
             "TEXT" if lastmod is None else columns[lastmod]["type"].compile(dialect=conn.dialect)
         )
+        key_type = columns[key]["type"].compile(dialect=conn.dialect)
+        #: The stored boundaries (None: ranges of integer keys).
+        self.stored = (
+            sqla_bounds.prepare(conn, table, key, facts, lastmod, condition, key_type, kind)
+            if kind != RANGES
+            else None
+        )
+        self.bounds = bounds_table(facts)
 
     def page_of(self, image: str, width: int) -> str:
-        # See sqlite_pages.page_of: the same arithmetic in PostgreSQL.
+        # See sqlite_pages.page_of: the same arithmetic in PostgreSQL; or the page of
+        # the key's stored boundaries.
+        if self.stored is not None:
+            return self.stored.page_of(f"{image}.{self.key}")
         return sqlite_pages.page_of(f"{image}.{self.key}", width)
 
     def tables(self) -> list[str]:
@@ -165,13 +211,18 @@ class _Names:
             " version BIGINT NOT NULL)",
             f"CREATE TABLE IF NOT EXISTS {self.layout} (width BIGINT NOT NULL,"
             " epoch TEXT NOT NULL, version BIGINT NOT NULL, condition TEXT NOT NULL)",
+            # The kind of pages (a layout from before stored boundaries: ranges).
+            f"ALTER TABLE {self.layout} ADD COLUMN IF NOT EXISTS kind TEXT NOT NULL DEFAULT ''",
         ]
 
     def recount(self, width: int) -> list[str]:
         # Every page's facts from the table, in one grouped pass (the layout row
         # follows, under a new epoch).
         newest = "NULL" if self.lastmod is None else f"MAX(t.{self.lastmod})"
+        if self.stored is not None:
+            return [*self.stored.recount(width), f"DELETE FROM {self.layout}"]
         return [
+            f"DROP TABLE IF EXISTS {self.bounds}",  # boundaries of another kind of pages
             f"DELETE FROM {self.facts}",
             f"INSERT INTO {self.facts} (page, urls, newest, changed, version)"
             f" SELECT {self.page_of('t', width)}, COUNT(*), {newest}, NULL, 1"
@@ -191,8 +242,26 @@ class _Names:
             " ON CONFLICT (page) DO UPDATE SET urls = x.urls + excluded.urls,"
             " newest = GREATEST(x.newest, excluded.newest),"
             " changed = GREATEST(x.changed, excluded.changed),"
-            " version = x.version + 1;"
+            " version = x.version + 1"
         )
+
+    def _body(self, changes: str, width: int, arrived: str | None = None) -> str:
+        # A trigger function's statements up to its RETURN: the pages counted and the
+        # layout's version bumped; with stored boundaries, the layout first and a full
+        # page split (see sqla_bounds).
+        bump = f"UPDATE {self.layout} SET version = version + 1;"
+        if self.stored is None:
+            return f"BEGIN {self._upsert(changes)}; {bump}"
+        split = quoted("function", f"{self.prefix}_split")
+        opening = "" if arrived is None else sqla_bounds.opening(self.stored, arrived)
+        return sqla_bounds.stored_body(self._upsert(changes), bump, split, width, opening)
+
+    def _split(self, width: int) -> list[str]:
+        # The function that splits a full page (stored boundaries only).
+        function = quoted("function", f"{self.prefix}_split")
+        if self.stored is None:
+            return [f"DROP FUNCTION IF EXISTS {function}(BIGINT)"]
+        return [sqla_bounds.split_function(self.stored, function, width)]
 
     def triggers(self, width: int) -> list[str]:
         date = "NULL" if self.lastmod is None else f"r.{self.lastmod}"
@@ -206,11 +275,11 @@ class _Names:
         )
         bump = f"UPDATE {self.layout} SET version = version + 1;"
         bodies = {
-            "INSERT": self._upsert(arrived),
-            "UPDATE": self._upsert(f"{left} UNION ALL {arrived}"),
-            "DELETE": self._upsert(left),
+            "INSERT": self._body(arrived, width, f"new_rows r{self.listed}"),
+            "UPDATE": self._body(f"{left} UNION ALL {arrived}", width, f"new_rows r{self.listed}"),
+            "DELETE": self._body(left, width),
         }
-        statements = []
+        statements = self._split(width)
         for event, body in bodies.items():
             function = quoted("function", f"{self.prefix}_{event.lower()}")
             trigger = quoted("trigger", f"{self.prefix}_{event.lower()}")
@@ -221,7 +290,7 @@ class _Names:
             }[event]
             statements += [
                 f"CREATE OR REPLACE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql"
-                f" AS $$ BEGIN {body} {bump} RETURN NULL; END $$",
+                f" AS $$ {body} RETURN NULL; END $$",
                 f"DROP TRIGGER IF EXISTS {trigger} ON {self.table}",
                 f"CREATE TRIGGER {trigger} AFTER {event} ON {self.table}"
                 f" REFERENCING {images} FOR EACH STATEMENT EXECUTE FUNCTION {function}()",

@@ -140,6 +140,7 @@ from typing import Any
 from sitemap_core.errors import ConfigurationError
 from sitemap_core.sources.base import Item
 from sitemap_core.sources.pages import Page, Summary
+from sitemap_core.sources.sql.bounds import StoredBounds, stored_page
 from sitemap_core.sources.sql.names import IDENTIFIER, quoted
 from sitemap_core.sources.sql.page_reads import PageReads
 from sitemap_core.sources.sql.ranks import Plan, Version
@@ -310,6 +311,12 @@ class SQLiteSource:
         t, k = quoted("table", table), quoted("key", key)
         selected = ", ".join(quoted("column", column) for column in columns)
         self._window_sql = f"SELECT {selected} FROM {t} WHERE {k} >= ? AND {k} < ?{{}} ORDER BY {k}"
+        # A page of stored boundaries (a window below 0): its range, read from them.
+        self._stored_sql = (
+            None
+            if page_facts is None
+            else StoredBounds.of(table, key, page_facts).window_sql(selected, ":page")
+        )
         self._condition: str | None = None
 
     # -- connections -------------------------------------------------------------------
@@ -341,7 +348,7 @@ class SQLiteSource:
             try:
                 return conn.execute(sql, params or {}).fetchall()
             except sqlite3.OperationalError as exc:
-                if "no such table" in str(exc):
+                if "no such table" in str(exc) or "no such column" in str(exc):
                     raise self._page_facts.not_installed() from exc
                 raise
 
@@ -425,7 +432,7 @@ class SQLiteSource:
             try:
                 cursor = conn.execute(self._page_reads.pages_sql, bounds)
             except sqlite3.OperationalError as exc:
-                if "no such table" in str(exc):
+                if "no such table" in str(exc) or "no such column" in str(exc):
                     raise self._page_facts.not_installed() from exc
                 raise
             yield from self._page_reads.pages(cursor)
@@ -444,14 +451,25 @@ class SQLiteSource:
         a stable page, read by one range search on the key."""
         if self._condition is None:
             self._layout_rows()
-        condition = f" AND ({self._condition})" if self._condition else ""
+        sql, params = self._window(start, stop)
         conn = self._connect()
         try:
-            yield from self._built(conn, self._window_sql.format(condition), (start, stop))
+            yield from self._built(conn, sql, params)
         finally:
             conn.close()
 
-    def _built(self, conn: sqlite3.Connection, sql: str, params: Sequence[Any]) -> Iterator[Item]:
+    def _window(self, start: int, stop: int) -> tuple[str, Any]:
+        # A stable page's rows: a range of keys, or of a page's stored boundaries (a
+        # window below 0), those the facts' condition holds for.
+        condition = f" AND ({self._condition})" if self._condition else ""
+        page = stored_page(start, stop)
+        if page is None or self._stored_sql is None:
+            return self._window_sql.format(condition), (start, stop)
+        return self._stored_sql.format(condition), {"page": page}
+
+    def _built(
+        self, conn: sqlite3.Connection, sql: str, params: Sequence[Any] | Mapping[str, Any]
+    ) -> Iterator[Item]:
         """The items ``build`` makes of the rows of ``sql``, as they are read."""
         cursor = conn.cursor()
         # On the cursor, not the connection: the caller's connection settings stay

@@ -34,7 +34,10 @@ from sitemap_core.errors import ConfigurationError
 from sitemap_core.limits import MAX_URLS_PER_SITEMAP
 from sitemap_core.model.values import lastmod_instant, normalise_lastmod
 from sitemap_core.sources.pages import Page
+from sitemap_core.sources.sql import sqlite_bounds
+from sitemap_core.sources.sql.bounds import MONTHS, RANGES, StoredBounds, bounds_table, kind_of
 from sitemap_core.sources.sql.names import quoted
+from sitemap_core.sources.sql.sqlite_bounds import NOW as _NOW
 
 __all__ = [
     "PageFacts",
@@ -46,9 +49,6 @@ __all__ = [
     "silent_deletes",
 ]
 
-#: When a write changed a page, as the triggers write it (UTC, to the millisecond: two
-#: writes a second apart or less still move the page's lastmod).
-_NOW = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
 #: A page's last write, never moved back (one text format: its order is time's).
 _LATER_CHANGE = (
     "changed = CASE WHEN changed IS NULL OR excluded.changed > changed"
@@ -80,6 +80,8 @@ def install_page_facts(
     where: str | None = None,
     where_params: Sequence[Any] = (),
     recount: bool = False,
+    stored_bounds: bool = False,
+    month_buckets: bool = False,
 ) -> None:
     """Create the page facts ``facts`` of ``table`` and the triggers that keep them.
 
@@ -93,40 +95,69 @@ def install_page_facts(
     version bumped by every write, and an epoch that makes each installation's
     validators its own), fills them from the table in one pass, and commits.
 
-    Idempotent: run again with the same width and condition, it changes nothing (the
-    upgrade of a site: one call at deployment time). Another width or condition, or
-    ``recount=True``, counts the pages again from the table under a new epoch, so no
-    old ETag matches.
+    ``stored_bounds=True`` pages a key of any type (text, a UUID) by boundaries the
+    database stores, and splits a page that outgrows ``page_width`` (see
+    :mod:`sitemap_core.sources.sql.bounds`); the key needs a unique index (its
+    ``PRIMARY KEY``), which its pages are read by. ``month_buckets=True`` (stored
+    boundaries too) also starts a page at each month, for a text key that begins with
+    its date (``2026-03-01/a-title``): a page never holds two months.
+
+    Idempotent: run again with the same width, condition and kind of pages, it
+    changes nothing (the upgrade of a site: one call at deployment time). Another
+    width, condition or kind, or ``recount=True``, counts the pages again from the
+    table under a new epoch, so no old ETag matches.
     """
     width = checked_width(page_width)
     t, k, f = quoted("table", table), quoted("key", key), quoted("facts", facts)
     layout = quoted("facts", f"{facts}_layout")
     lm = "NULL" if lastmod is None else f"NEW.{quoted('lastmod', lastmod)}"
-    _refuse_replace_holes(conn, table, key)
+    kind = kind_of(stored_bounds, month_buckets)
+    _refuse_replace_holes(conn, table, key, kind)
     condition = inline_condition(conn, where, where_params)
     if not conn.in_transaction:
         # One write transaction from the width read to the triggers: workers starting
         # together install in turn, and no write falls between a recount and its
         # triggers.
         conn.execute("BEGIN IMMEDIATE")
+    _create_tables(conn, f, layout)
+    stored = sqlite_bounds.prepare(conn, table, key, facts, lastmod, condition, kind)
+    row = conn.execute(f"SELECT width, condition, kind FROM {layout}").fetchone()
+    if row is None or tuple(row) != (width, condition, kind) or recount:
+        _recount(conn, (t, k, f, layout, bounds_table(facts)), lastmod, width, condition, stored)
+    member = _membership(conn, table, condition)
+    prefix = f"{table}_{facts}"
+    page, opening = _row_pages(stored, k, width)
+    for event, (when, body) in _trigger_bodies(k, f, layout, lm, page, member, opening).items():
+        trigger = quoted("trigger", f"{prefix}_{event.lower()}")
+        conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
+        conn.execute(f"CREATE TRIGGER {trigger} AFTER {event} ON {t} WHEN {when} BEGIN {body} END")
+    sqlite_bounds.install_split(conn, stored, prefix, width)
+    conn.commit()
+
+
+def _row_pages(stored: StoredBounds | None, k: str, width: int) -> tuple[Callable[[str], str], str]:
+    # The page of a row image (NEW, OLD), as SQL: its range of keys, or its boundaries;
+    # and what runs before a row arrives (date buckets: its bucket's first page).
+    if stored is None:
+        return (lambda image: page_of(f"{image}.{k}", width)), ""
+    opening = "".join(f"{statement}; " for statement in stored.opening("NEW"))
+    return (lambda image: stored.page_of(f"{image}.{k}")), opening
+
+
+def _create_tables(conn: sqlite3.Connection, f: str, layout: str) -> None:
+    # The facts and their layout; a layout from before stored boundaries gains the
+    # kind of its pages (ranges of integer keys).
     conn.execute(
         f"CREATE TABLE IF NOT EXISTS {f} (page INTEGER PRIMARY KEY, urls INTEGER NOT NULL,"
         " newest, changed TEXT, version INTEGER NOT NULL)"
     )
     conn.execute(
         f"CREATE TABLE IF NOT EXISTS {layout} (width INTEGER NOT NULL, epoch TEXT NOT NULL,"
-        " version INTEGER NOT NULL, condition TEXT NOT NULL)"
+        " version INTEGER NOT NULL, condition TEXT NOT NULL, kind TEXT NOT NULL DEFAULT '')"
     )
-    row = conn.execute(f"SELECT width, condition FROM {layout}").fetchone()
-    if row is None or tuple(row) != (width, condition) or recount:
-        _recount(conn, (t, k, f, layout), lastmod, width, condition)
-    member = _membership(conn, table, condition)
-    prefix = f"{table}_{facts}"
-    for event, (when, body) in _trigger_bodies(k, f, layout, lm, width, member).items():
-        trigger = quoted("trigger", f"{prefix}_{event.lower()}")
-        conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
-        conn.execute(f"CREATE TRIGGER {trigger} AFTER {event} ON {t} WHEN {when} BEGIN {body} END")
-    conn.commit()
+    columns = {row[1] for row in conn.execute(f"PRAGMA table_info({layout})")}
+    if "kind" not in columns:
+        conn.execute(f"ALTER TABLE {layout} ADD COLUMN kind TEXT NOT NULL DEFAULT ''")
 
 
 def inline_condition(conn: sqlite3.Connection, where: str | None, params: Sequence[Any]) -> str:
@@ -198,19 +229,36 @@ def silent_deletes(conn: sqlite3.Connection, table: str, key: str) -> str | None
     return None
 
 
-def _refuse_replace_holes(conn: sqlite3.Connection, table: str, key: str) -> None:
-    # The key must be an integer column (pages are key ranges); see silent_deletes.
+#: What each kind of pages asks of the key's declared type (a pattern), and why.
+_KEY_TYPES = {
+    RANGES: (
+        "INT",
+        "page facts need an integer key (pages are ranges of keys), or stored_bounds=True"
+        " (pages of stored boundaries, for any key)",
+    ),
+    MONTHS: (
+        "CHAR|CLOB|TEXT",
+        "month_buckets read the month from the first characters of a text key",
+    ),
+}
+
+
+def _refuse_replace_holes(conn: sqlite3.Connection, table: str, key: str, kind: str) -> None:
+    # The key's type for the kind of pages, its unique index for stored boundaries;
+    # see silent_deletes.
     declared = {
-        name: kind.upper()
-        for name, kind in conn.execute("SELECT name, type FROM pragma_table_info(?)", (table,))
+        name: decl.upper()
+        for name, decl in conn.execute("SELECT name, type FROM pragma_table_info(?)", (table,))
     }
     if key not in declared:
         raise ConfigurationError(f"table {table!r} has no column {key!r}")
-    if "INT" not in declared[key]:
+    pattern, why = _KEY_TYPES.get(kind, ("", ""))
+    if not re.search(pattern, declared[key]):
         raise ConfigurationError(
-            f"key {key!r} of table {table!r} is declared {declared[key] or 'without a type'}:"
-            " page facts need an integer key (pages are ranges of keys)"
+            f"key {key!r} of table {table!r} is declared {declared[key] or 'without a type'}: {why}"
         )
+    if kind != RANGES:
+        sqlite_bounds.key_collation(conn, table, key)  # raises without a unique index
     reason = silent_deletes(conn, table, key)
     if reason is not None:
         raise ConfigurationError(
@@ -221,36 +269,47 @@ def _refuse_replace_holes(conn: sqlite3.Connection, table: str, key: str) -> Non
 
 def _recount(
     conn: sqlite3.Connection,
-    names: tuple[str, str, str, str],
+    names: tuple[str, str, str, str, str],
     lastmod: str | None,
     width: int,
     condition: str,
+    stored: StoredBounds | None,
 ) -> None:
     # Every page's facts from the table, in one grouped pass, under a new epoch.
-    t, k, f, layout = names
+    t, k, f, layout, bounds = names
     newest = "NULL" if lastmod is None else f"MAX({quoted('lastmod', lastmod)})"
     page = page_of(f"{t}.{k}", width)
     listed = f" WHERE ({condition})" if condition else ""
-    conn.execute(f"DELETE FROM {f}")
-    conn.execute(
+    statements = [
+        f"DELETE FROM {f}",
+        f"DROP TABLE IF EXISTS {bounds}",  # boundaries of another kind of pages
         f"INSERT INTO {f} (page, urls, newest, changed, version)"
-        f" SELECT {page}, COUNT(*), {newest}, NULL, 1 FROM {t}{listed} GROUP BY 1"
-    )
+        f" SELECT {page}, COUNT(*), {newest}, NULL, 1 FROM {t}{listed} GROUP BY 1",
+    ]
+    for statement in statements if stored is None else stored.recount(width):
+        conn.execute(statement)
     conn.execute(f"DELETE FROM {layout}")
     conn.execute(
-        f"INSERT INTO {layout} (width, epoch, version, condition) VALUES (?, ?, 0, ?)",
-        (width, secrets.token_hex(8), condition),
+        f"INSERT INTO {layout} (width, epoch, version, condition, kind) VALUES (?, ?, 0, ?, ?)",
+        (width, secrets.token_hex(8), condition, RANGES if stored is None else stored.kind),
     )
 
 
 def _trigger_bodies(
-    k: str, f: str, layout: str, lm: str, width: int, member: Callable[[str], str]
+    k: str,
+    f: str,
+    layout: str,
+    lm: str,
+    page: Callable[[str], str],
+    member: Callable[[str], str],
+    opening: str = "",
 ) -> dict[str, tuple[str, str]]:
     # What each write does to the facts, when it fires (WHEN) and what (the body): a
-    # listed row's page counts it in or out, takes its date, notes the time and bumps
-    # its version; the layout's version moves too. A row the condition leaves out is
-    # on no page.
-    new_page, old_page = page_of(f"NEW.{k}", width), page_of(f"OLD.{k}", width)
+    # listed row's page (``page`` of a row image) counts it in or out, takes its date,
+    # notes the time and bumps its version; the layout's version moves too. A row the
+    # condition leaves out is on no page. ``opening`` runs before a row arrives (date
+    # buckets: its bucket's first page).
+    new_page, old_page = page("NEW"), page("OLD")
     was, now = member("OLD"), member("NEW")
     bump = f"UPDATE {layout} SET version = version + 1;"
 
@@ -273,10 +332,10 @@ def _trigger_bodies(
     # the condition no longer holds; in when it holds (again, or on another page).
     stays = f"{was} AND {old_page} = {new_page}"
     return {
-        "INSERT": (now, arrive("1") + bump),
+        "INSERT": (now, opening + arrive("1") + bump),
         "UPDATE": (
             f"({was} OR {now})",
-            f"{leave} AND {was} AND NOT ({stays} AND {now}); "
+            f"{opening}{leave} AND {was} AND NOT ({stays} AND {now}); "
             + arrive(f"CASE WHEN {stays} THEN 0 ELSE 1 END")
             + bump,
         ),
@@ -306,11 +365,11 @@ class PageFacts:
         f, layout = quoted("page_facts", facts), quoted("page_facts", f"{facts}_layout")
         self.name = facts
         #: The whole source's version: one row.
-        self.layout_sql = f"SELECT epoch, version, width, condition FROM {layout}"
+        self.layout_sql = f"SELECT epoch, version, width, condition, kind FROM {layout}"
         #: The pages numbered [first, stop) that hold rows, with the layout.
         self.pages_sql = (
             f"SELECT l.epoch, l.width, f.page, f.urls, f.newest, f.changed, f.version,"
-            " l.condition"
+            " l.kind, l.condition"
             f" FROM {f} AS f CROSS JOIN {layout} AS l"
             " WHERE f.page >= :low AND f.page < :high AND f.urls > 0 ORDER BY f.page"
         )
@@ -327,7 +386,7 @@ class PageFacts:
         """The whole source's fingerprint from the rows of :attr:`layout_sql`."""
         if not rows:
             raise self.not_installed()
-        epoch, version, _, _ = rows[0]
+        epoch, version = rows[0][:2]
         return ("pages", str(epoch), int(version))
 
     def condition(self, rows: Sequence[Any]) -> str:
@@ -348,15 +407,26 @@ class PageFacts:
 
     @staticmethod
     def pages(rows: Sequence[Any]) -> list[Page]:
-        """The :class:`Page` objects of the rows of :attr:`pages_sql`."""
+        """The :class:`Page` objects of the rows of :attr:`pages_sql`: a page of
+        integer keys has its keys' range as its window, a page of stored boundaries
+        its slot below 0 (see :mod:`sitemap_core.sources.sql.bounds`)."""
         return [
             Page(
                 page + 1,
-                page * width + 1,
-                (page + 1) * width + 1,
+                *(_keys(page, width) if kind == RANGES else _slot(page, width)),
                 int(urls),
                 later(newest, changed),
                 (str(epoch), page, int(version)),
             )
-            for epoch, width, page, urls, newest, changed, version, _ in rows
+            for epoch, width, page, urls, newest, changed, version, kind, _ in rows
         ]
+
+
+def _keys(page: int, width: int) -> tuple[int, int]:
+    # Page p holds the keys p * width + 1 to (p + 1) * width.
+    return page * width + 1, (page + 1) * width + 1
+
+
+def _slot(page: int, width: int) -> tuple[int, int]:
+    # A page of stored boundaries: a window as wide as its width, below 0 (see bounds).
+    return -(page + 1) * width, -page * width

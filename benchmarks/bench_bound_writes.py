@@ -1,0 +1,302 @@
+"""Benchmark: what stored boundaries' triggers add to writes with a text key (issue 21).
+
+For PostgreSQL (a throwaway durable server, ``tests/postgres.py``, as
+``bench_pages.py`` starts it) and for SQLite (a file in a temporary folder, default
+settings), it creates ``articles (slug TEXT PRIMARY KEY, updated_at)`` with ``--rows``
+rows of random-looking slugs (``--month-buckets``: after a date in one of twelve
+months), installs the page facts with ``stored_bounds=True`` (``month_buckets=True``) and
+50,000 URLs a page (:func:`~sitemap_core.sources.sql.sqla_pages.install_page_facts`),
+and times, as medians of ``--writes`` writes each committed alone:
+
+* a single-row INSERT (a new random slug), UPDATE (of a random row's date) and DELETE
+  (of a row inserted before), with the triggers, and on ``bare``, a copy of the table
+  without them, in turn (so that both see the same load on a shared machine);
+* the one write that splits a full page: a page filled to 50,000 rows first, then one
+  INSERT into it (with the triggers only: bare, nothing splits).
+
+Run from the repository root (about a minute at the default million rows)::
+
+    .venv/bin/python benchmarks/bench_bound_writes.py [--rows N] [--writes N] [--month-buckets]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import platform
+import random
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+import psycopg  # noqa: E402
+from bench_postgres import SETTINGS  # noqa: E402
+from postgres import Unavailable, start_postgres  # noqa: E402
+from sqlalchemy import create_engine  # noqa: E402
+
+from sitemap_core.limits import MAX_URLS_PER_SITEMAP  # noqa: E402
+from sitemap_core.sources.sql import sqla_pages, sqlite_pages  # noqa: E402
+
+WIDTH = MAX_URLS_PER_SITEMAP
+DURABLE = {
+    **SETTINGS,
+    "fsync": "on",
+    "synchronous_commit": "on",
+    "full_page_writes": "on",
+}
+
+
+def slug(i: int, months: bool = False) -> str:
+    """A random-looking slug: inserts land on every page, as a UUID key's do; with
+    ``months``, after a date in one of twelve months (the keys of date buckets)."""
+    digest = hashlib.md5(str(i).encode()).hexdigest()
+    return f"2026-{1 + i % 12:02d}-{digest}" if months else f"a{digest}"
+
+
+def slug_sql(months: bool) -> str:
+    """:func:`slug` of ``i`` in PostgreSQL."""
+    if months:
+        return "'2026-' || lpad((1 + i %% 12)::text, 2, '0') || '-' || md5(i::text)"
+    return "'a' || md5(i::text)"
+
+
+def _clock(func: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    func()
+    return time.perf_counter() - started
+
+
+class Writes:
+    """Single-row writes on one connection, each committed alone (``execute`` and
+    ``commit`` as the driver has them)."""
+
+    def __init__(
+        self, execute: Callable[[str, tuple[object, ...]], object], rows: int, months: bool
+    ) -> None:
+        self.execute = execute
+        self.rows = rows
+        self.months = months
+        self.fresh = rows * 10
+
+    def singles(self, count: int, mark: str) -> dict[str, dict[str, float]]:
+        """Median seconds of ``count`` INSERTs, UPDATEs and DELETEs, each on
+        ``articles`` (the triggers) and then on ``bare`` (its copy without them), in
+        turn, so that the two see the same load."""
+        times: dict[str, dict[str, list[float]]] = {
+            table: {"insert": [], "update": [], "delete": []} for table in ("articles", "bare")
+        }
+        first = self.fresh
+        self.fresh += count
+        pick = random.Random(count)
+        for i in range(first, first + count):
+            new, old = slug(i, self.months), slug(pick.randrange(self.rows), self.months)
+            for table, kinds in times.items():
+                kinds["insert"].append(
+                    self.timed(f"INSERT INTO {table} VALUES ({mark}, now_())", new)
+                )
+                kinds["update"].append(
+                    self.timed(f"UPDATE {table} SET updated_at = now_() WHERE slug = {mark}", old)
+                )
+        for i in range(first, first + count):
+            for table, kinds in times.items():
+                kinds["delete"].append(
+                    self.timed(f"DELETE FROM {table} WHERE slug = {mark}", slug(i, self.months))
+                )
+        return {
+            table: {kind: statistics.median(values) for kind, values in kinds.items()}
+            for table, kinds in times.items()
+        }
+
+    def timed(self, sql: str, key: str) -> float:
+        """Seconds of one statement of one key."""
+        return _clock(lambda: self.execute(sql, (key,)))
+
+
+def postgres(rows: int, writes: int, months: bool) -> dict[str, object]:
+    with start_postgres(DURABLE) as url:
+        dsn = url.replace("postgresql+psycopg://", "postgresql://")
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute("CREATE TABLE articles (slug TEXT PRIMARY KEY, updated_at TIMESTAMPTZ)")
+            conn.execute(
+                f"INSERT INTO articles SELECT {slug_sql(months)}, now()"
+                " FROM generate_series(0, %s) i",
+                (rows - 1,),
+            )
+            engine = create_engine(url)
+            install = _clock(
+                lambda: sqla_pages.install_page_facts(
+                    engine,
+                    "articles",
+                    "slug",
+                    "articles_pages",
+                    lastmod="updated_at",
+                    stored_bounds=True,
+                    month_buckets=months,
+                )
+            )
+            engine.dispose()
+            conn.execute("CREATE TABLE bare (LIKE articles INCLUDING ALL)")
+            conn.execute("INSERT INTO bare SELECT * FROM articles")
+            conn.execute("VACUUM ANALYZE")
+            run = Writes(
+                lambda sql, params: conn.execute(sql.replace("now_()", "now()"), params),
+                rows,
+                months,
+            )
+            run.singles(50, "%s")  # warm-up
+            timed = run.singles(writes, "%s")
+            split = pg_split(conn)
+            version = conn.execute("SHOW server_version").fetchone()
+    return {
+        "install": install,
+        "with": timed["articles"],
+        "bare": timed["bare"],
+        "split": split,
+        "server": f"PostgreSQL {version[0] if version else '?'}",
+    }
+
+
+def pg_split(conn: psycopg.Connection) -> float:
+    """Seconds of the INSERT that splits a page filled to the width."""
+    page, urls, low = conn.execute(
+        "SELECT f.page, f.urls, b.low FROM articles_pages f JOIN articles_pages_bounds b"
+        " USING (page) WHERE b.low IS NOT NULL AND b.high IS NOT NULL ORDER BY f.page LIMIT 1"
+    ).fetchone()
+    fill = WIDTH - urls
+    conn.execute(
+        "INSERT INTO articles SELECT %s || '-' || lpad(i::text, 6, '0'), now()"
+        " FROM generate_series(1, %s) i",
+        (low, fill),
+    )
+    assert (
+        conn.execute("SELECT urls FROM articles_pages WHERE page = %s", (page,)).fetchone()[0]
+        == WIDTH
+    )
+    # Just above the page's lowest key: in the page, whatever its neighbours.
+    return _clock(lambda: conn.execute("INSERT INTO articles VALUES (%s || '-0', now())", (low,)))
+
+
+def sqlite(rows: int, writes: int, months: bool) -> dict[str, object]:
+    with tempfile.TemporaryDirectory() as folder:
+        conn = sqlite3.connect(Path(folder) / "bench.db", isolation_level=None)
+        conn.create_function("now_", 0, lambda: time.strftime("%Y-%m-%dT%H:%M:%SZ"))
+        conn.execute("CREATE TABLE articles (slug TEXT PRIMARY KEY, updated_at TEXT)")
+        conn.execute("BEGIN")
+        conn.executemany(
+            "INSERT INTO articles VALUES (?, '2026-01-01T00:00:00Z')",
+            ((slug(i, months),) for i in range(rows)),
+        )
+        conn.execute("CREATE TABLE bare (slug TEXT PRIMARY KEY, updated_at TEXT)")
+        conn.execute("INSERT INTO bare SELECT * FROM articles")
+        conn.execute("COMMIT")
+
+        def install() -> None:
+            sqlite_pages.install_page_facts(
+                conn,
+                "articles",
+                "slug",
+                "articles_pages",
+                lastmod="updated_at",
+                stored_bounds=True,
+                month_buckets=months,
+            )
+
+        seconds = _clock(install)
+        run = Writes(conn.execute, rows, months)
+        run.singles(50, "?")
+        timed = run.singles(writes, "?")
+        split = sqlite_split(conn)
+        conn.close()
+    return {
+        "install": seconds,
+        "with": timed["articles"],
+        "bare": timed["bare"],
+        "split": split,
+        "server": f"SQLite {sqlite3.sqlite_version}",
+    }
+
+
+def sqlite_split(conn: sqlite3.Connection) -> float:
+    """Seconds of the INSERT that splits a page filled to the width."""
+    page, urls, low = conn.execute(
+        "SELECT f.page, f.urls, b.low FROM articles_pages f JOIN articles_pages_bounds b"
+        " USING (page) WHERE b.low IS NOT NULL AND b.high IS NOT NULL ORDER BY f.page LIMIT 1"
+    ).fetchone()
+    conn.execute("BEGIN")
+    conn.executemany(
+        "INSERT INTO articles VALUES (?, '2026-01-02T00:00:00Z')",
+        ((f"{low}-{i:06d}",) for i in range(WIDTH - urls)),
+    )
+    conn.execute("COMMIT")
+    assert (
+        conn.execute("SELECT urls FROM articles_pages WHERE page = ?", (page,)).fetchone()[0]
+        == WIDTH
+    )
+    return _clock(lambda: conn.execute("INSERT INTO articles VALUES (? || '-0', now_())", (low,)))
+
+
+def machine() -> str:
+    """What the figures were measured on: the commit, CPUs, Python and the load."""
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True
+    ).stdout.strip()
+    load = " / ".join(f"{x:.2f}" for x in os.getloadavg())
+    return (
+        f"At {commit}, {platform.machine()}, {os.cpu_count()} cores, CPython"
+        f" {platform.python_version()}, load {load} (at the end of the run)"
+    )
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.2f}"
+
+
+def report(results: dict[str, dict[str, object]], rows: int, writes: int) -> str:
+    lines = [
+        f"{machine()}; {rows:,} rows, medians of {writes} single-row writes",
+        "| Database | Single INSERT / UPDATE / DELETE, with the triggers (bare), ms"
+        " | The INSERT that splits a full page | Install |",
+        "|---|---:|---:|---:|",
+    ]
+    for got in results.values():
+        with_, bare = got["with"], got["bare"]
+        assert isinstance(with_, dict) and isinstance(bare, dict)
+        cells = " / ".join(
+            f"{ms(with_[k])} ({ms(bare[k])})" for k in ("insert", "update", "delete")
+        )
+        ratios = ", ".join(f"{with_[k] / bare[k]:.2f}x" for k in ("insert", "update", "delete"))
+        split, install = got["split"], got["install"]
+        assert isinstance(split, float) and isinstance(install, float)
+        lines.append(f"| {got['server']} | {cells} ({ratios}) | {ms(split)} ms | {install:.1f} s |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--writes", type=int, default=300)
+    parser.add_argument(
+        "--month-buckets", action="store_true", help="keys after a date, in date buckets"
+    )
+    args = parser.parse_args(argv)
+    results = {"sqlite": sqlite(args.rows, args.writes, args.month_buckets)}
+    try:
+        results["postgresql"] = postgres(args.rows, args.writes, args.month_buckets)
+    except Unavailable as exc:
+        print(f"PostgreSQL is not available: {exc}", file=sys.stderr)
+    print(report(results, args.rows, args.writes))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,157 @@
+"""Stored boundaries on PostgreSQL: the boundaries table and the function that splits.
+
+:func:`~sitemap_core.sources.sql.sqla_pages.install_page_facts` with
+``stored_bounds=True`` calls :func:`prepare` for the boundaries table, and its
+statement triggers call the function :func:`split_function` creates for each page a
+statement filled past its width (see :mod:`sitemap_core.sources.sql.bounds`). A
+statement may add any number of rows to a page (a bulk load), so a split cuts the
+page into pieces of about half the width, in one pass over its rows: the first stays
+the page, the others are new pages numbered after the last.
+
+Every write locks the layout row first (its version bump), so writers take page
+numbers and boundaries one at a time, and each sees the boundaries the last one
+left (a ``REPEATABLE READ`` writer that began before them gets a serialization
+error, to retry, rather than a miscounted page).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import BigInteger, Connection, Select, bindparam, inspect, select, text
+
+from sitemap_core.errors import ConfigurationError
+from sitemap_core.sources.sql.bounds import BUCKETS, StoredBounds
+from sitemap_core.sources.sql.names import IDENTIFIER, quoted
+
+__all__ = [
+    "opening",
+    "prepare",
+    "reader",
+    "split_function",
+    "stored_body",
+    "stored_window",
+]
+
+
+def prepare(
+    conn: Connection,
+    table: str,
+    key: str,
+    facts: str,
+    lastmod: str | None,
+    condition: str,
+    key_type: str,
+    kind: str,
+) -> StoredBounds:
+    """The stored boundaries of ``facts``, their table created with the key's type
+    ``key_type`` and collation (so that they order keys as the key's index does)."""
+    if not _unique(conn, table, key):
+        raise ConfigurationError(
+            f"key {key!r} of table {table!r} has no unique index of its own: stored"
+            " boundaries read each page as a range of the key (make it the PRIMARY KEY,"
+            " or UNIQUE)"
+        )
+    collation = conn.execute(
+        text(
+            "SELECT collation_name FROM information_schema.columns WHERE table_schema ="
+            " current_schema() AND table_name = :t AND column_name = :c"
+        ),
+        {"t": table, "c": key},
+    ).scalar()
+    column = (
+        key_type if collation is None else f"{key_type} COLLATE {quoted('collation', collation)}"
+    )
+    names = StoredBounds.of(table, key, facts, lastmod, condition, BUCKETS[kind])
+    index = quoted("index", f"{facts}_bounds_low")
+    conn.exec_driver_sql(
+        f"CREATE TABLE IF NOT EXISTS {names.bounds} (page BIGINT PRIMARY KEY,"
+        f" low {column}, high {column})"
+    )
+    conn.exec_driver_sql(f"CREATE UNIQUE INDEX IF NOT EXISTS {index} ON {names.bounds} (low)")
+    return names
+
+
+def _unique(conn: Connection, table: str, key: str) -> bool:
+    # Whether ``key`` alone is the table's primary key, a unique constraint or index.
+    found = inspect(conn)
+    keys: list[list[str | None]] = [list(found.get_pk_constraint(table)["constrained_columns"])]
+    keys += [list(c["column_names"]) for c in found.get_unique_constraints(table)]
+    keys += [list(i["column_names"]) for i in found.get_indexes(table) if i["unique"]]
+    return [key] in keys
+
+
+def split_function(stored: StoredBounds, function: str, width: int) -> str:
+    """The function ``function(page)`` that cuts a page over ``width`` rows into pieces
+    of about half ``width``: its facts counted again, the new pages after the last."""
+    s, b, f = stored, stored.bounds, stored.facts
+    rows = s.rows("s", s.in_page("s", "split_page"))
+    return (
+        f"CREATE OR REPLACE FUNCTION {function}(split_page BIGINT) RETURNS void"
+        " LANGUAGE plpgsql AS $$ DECLARE top BIGINT; BEGIN"
+        f" top := (SELECT MAX(page) FROM {b});"
+        f" WITH z AS ({s.pieces(rows, width)}), cut AS (INSERT INTO {b} (page, low, high)"
+        " SELECT top + piece, k, NULL FROM z WHERE piece > 0 AND first = 1)"
+        f" INSERT INTO {f} AS x (page, urls, newest, changed, version)"
+        " SELECT CASE WHEN piece = 0 THEN split_page ELSE top + piece END, COUNT(*),"
+        " MAX(lm), clock_timestamp(), 1 FROM z GROUP BY piece"
+        " ON CONFLICT (page) DO UPDATE SET urls = excluded.urls, newest = excluded.newest,"
+        " changed = GREATEST(x.changed, excluded.changed), version = x.version + 1;"
+        f" UPDATE {b} SET high = COALESCE((SELECT nx.low FROM {b} AS nx"
+        f" WHERE nx.page = {b}.page + 1), (SELECT o.high FROM {b} AS o WHERE o.page = split_page))"
+        " WHERE page > top;"
+        f" UPDATE {b} SET high = (SELECT nx.low FROM {b} AS nx WHERE nx.page = top + 1)"
+        " WHERE page = split_page; END $$"
+    )
+
+
+def stored_body(upsert: str, bump: str, split: str, width: int, opening: str = "") -> str:
+    """A trigger function's body: the layout locked first (see the module), the
+    ``opening`` statements (date buckets: each new bucket's first page), the pages'
+    facts counted (``upsert``, without its ``;``), a page over ``width`` split."""
+    return (
+        f"DECLARE touched record; part_ text; BEGIN {bump} {opening}"
+        f" FOR touched IN {upsert} RETURNING x.page, x.urls LOOP"
+        f" IF touched.urls > {width} THEN PERFORM {split}(touched.page); END IF;"
+        " END LOOP;"
+    )
+
+
+def opening(stored: StoredBounds, arrived: str) -> str:
+    """Date buckets: the loop that gives each bucket the rows of ``arrived`` (an SQL
+    query whose rows are ``r``) fall in its first page; ``""`` without buckets."""
+    if not stored.bucket:
+        return ""
+    statements = stored.bucket_statements("part_")
+    buckets = f"SELECT DISTINCT {stored.part(f'r.{stored.key}')} FROM {arrived}"
+    body = " ".join(f"{statement};" for statement in statements)
+    return f"FOR part_ IN {buckets} LOOP {body} END LOOP;"
+
+
+def reader(table: object, key: object, facts: str | None) -> StoredBounds | None:
+    """The stored boundaries a source of ``table`` by ``key`` reads its pages of
+    stored boundaries with (None without page facts, or when ``table`` is not a
+    named table and ``key`` a named column of it: such pages are then refused)."""
+    name = getattr(table, "name", None)
+    column = key if isinstance(key, str) else getattr(key, "name", None)
+    if facts is None or not isinstance(name, str) or not isinstance(column, str):
+        return None
+    if not (IDENTIFIER.fullmatch(name) and IDENTIFIER.fullmatch(column)):
+        return None
+    return StoredBounds.of(name, column, facts)
+
+
+def stored_window(window: Select[Any], stored: StoredBounds | None) -> Select[Any]:
+    """``window`` (the rows of a range of integer keys) as the rows of the page of
+    stored boundaries ``:page`` instead; raise when the source cannot name them."""
+    if stored is None:
+        raise ConfigurationError(
+            "pages of stored boundaries are read from a named table by a named key column:"
+            " give the source the Table and the key's name"
+        )
+    page = bindparam("page", type_=BigInteger)
+    return (
+        select(*window.selected_columns)
+        .where(text(stored.in_page(stored.table, ":page")).bindparams(page))
+        .order_by(text(f"{stored.table}.{stored.key}"))
+    )

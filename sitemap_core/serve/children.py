@@ -87,25 +87,31 @@ class AsyncChildren:
         run = self.run
         pages = self.source.stream(1, WHOLE)
         taken: list[Page] = []
-        seen = 0
         try:
-            async for page in pages:
-                seen += 1
-                if seen <= run.skip:
-                    continue
+            async for page in _taken(pages, run.skip, run.take):
                 taken.append(page)
                 if len(taken) == size:
                     yield _children(taken, run)
                     taken = []
-                if seen == run.skip + run.take:
-                    await anext(pages, None)  # the end of the stream, usually (as above)
-                    break
             if taken:
                 yield _children(taken, run)
         finally:
             await aclose(pages)
         if self.following:
             yield list(self.following)
+
+
+async def _taken(pages: AsyncIterator[Page], skip: int, take: int) -> AsyncIterator[Page]:
+    # Pages ``[skip, skip + take)`` of ``pages``; then one more read, usually the end
+    # of the stream (see SyncChildren.batches).
+    seen = 0
+    async for page in pages:
+        seen += 1
+        if seen > skip:
+            yield page
+        if seen == skip + take:
+            await anext(pages, None)
+            return
 
 
 def _batched(pages: Iterator[Page], run: Run[Any], size: int) -> Iterator[list[Entry]]:

@@ -450,13 +450,15 @@ def stable_pages(name: str, obj: object) -> Callable[[int, int], Iterable[Page]]
 
 def checked_summary(summary: object, source: str) -> Summary:
     """A source's ``stable_summary()`` answer, checked, its lastmod normalised."""
-    if not isinstance(summary, Summary) or any(
-        isinstance(value, bool) or not isinstance(value, int) or value < 0
-        for value in (summary.pages, summary.urls, summary.widest)
-    ):
+    if not (isinstance(summary, Summary) and all(map(_whole, summary[:2] + summary[3:]))):
         raise ConfigurationError(f"stable_summary() of source {source!r} gave {summary!r}")
     lastmod = summary.lastmod
     return summary if lastmod is None else summary._replace(lastmod=normalise_lastmod(lastmod))
+
+
+def _whole(value: object) -> bool:
+    # A whole number (not a bool).
+    return type(value) is int and value >= 0
 
 
 def range_fact(

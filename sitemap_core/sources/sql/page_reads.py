@@ -77,15 +77,19 @@ class PageReads:
         """The :class:`Summary` of the row of :attr:`summary_sql`; on PostgreSQL with
         zoned dates, the pages are read with their lastmod text from then on."""
         pages, urls, newest, changed, undated, width = row[:6]
-        if len(row) > 6 and row[6] == _ZONED and self.page is _page:
-            self.pages_sql = self._pages_sql(
-                f"{_utc_text('GREATEST(f.newest, f.changed)')}, NULL AS changed"
-            )
-            self.page = _page_of_text
+        if row[6:] == (_ZONED,):
+            self._zoned()
         if not pages:
             return Summary(0, 0)
         lastmod = None if undated else later(newest, changed)
         return Summary(int(pages), int(urls), lastmod, int(width))
+
+    def _zoned(self) -> None:
+        # The dates are zoned: PostgreSQL writes each page's lastmod text from now on.
+        self.pages_sql = self._pages_sql(
+            f"{_utc_text('GREATEST(f.newest, f.changed)')}, NULL AS changed"
+        )
+        self.page = _page_of_text
 
     def pages(self, rows: Iterable[Any]) -> Iterator[Page]:
         """The pages of the rows of :attr:`pages_sql`, as the rows are read."""

@@ -11,11 +11,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
-from typing import Generic
+from typing import Any, Generic
 
 from sitemap_core.memory.cache import PageCache
 from sitemap_core.memory.recall import Check, Recall, StaleValidatorsError, head
 from sitemap_core.model.entries import Entry
+from sitemap_core.serve.children import children_of
 from sitemap_core.serve.site import Plan, S, check_complete
 from sitemap_core.sources.newsroom import check_news
 
@@ -50,13 +51,25 @@ class DocumentWriter(Generic[S]):
         self.encoder = plan.encoder()
 
     def opening(self) -> bytes:
-        """The first bytes: the index's children, when the plan lists any."""
-        return self.encoder.feed(self.plan.children) if self.plan.children else b""
+        """The first bytes: the index's children before any that stream."""
+        runs, children = self.plan.runs, self.plan.children
+        if runs:
+            children = children[: runs[0].at]
+        return self.encoder.feed(children) if children else b""
 
     def slices(self) -> Iterator[Slice[S]]:
-        """The writers of the plan's slices, in order."""
+        """The writers of the plan's slices, in order; for an index, of its runs of
+        children streamed from stable pages, each with the children that follow it
+        (see :mod:`sitemap_core.serve.children`)."""
         for source, start, stop in self.plan.slices:
             yield Slice(self, source, start, stop)
+        runs, children = self.plan.runs, self.plan.children
+        ends = [run.at for run in runs[1:]] + [len(children)]
+        for run, end in zip(runs, ends[: len(runs)], strict=True):
+            following = children[run.at : end]
+            # A source of entries to the drivers, pulled as a slice is.
+            pulled: Any = children_of(run, following)
+            yield Slice(self, pulled, 0, run.take + len(following))
 
     def closing(self) -> bytes:
         """The last bytes; a remembered document's check runs before they are given."""

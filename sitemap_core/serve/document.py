@@ -133,6 +133,20 @@ def _view_parts(plan: Plan[S]) -> list[object]:
     return parts if view.feed is None else [*parts, view.feed]
 
 
+def _index_validators(
+    pending: Pending[S], plan: Plan[S], facts: Facts
+) -> tuple[Validators, datetime | None]:
+    # The index is fully known without reading an entry: locs and lastmods, and for
+    # sources with stable pages their whole fingerprints, which move whenever one of
+    # their children does, and the summaries of the children that stream.
+    runs = [(run.source.name, run.skip, run.take, tuple(run.summary)) for run in plan.runs]
+    parts = [*_children_parts(plan), *facts.wholes, *runs, *_view_parts(plan)]
+    etag = fingerprint_etag(pending.identity, parts, pending.coding)
+    lastmods = [child.lastmod for child in plan.children]
+    newest = _newest_instant(lastmods + [run.summary.lastmod for run in plan.runs])
+    return Validators(etag, clamped(newest)), newest
+
+
 def prepare(site: Site[S], pending: Pending[S], plan: Plan[S], facts: Facts) -> Ready[S]:
     """Work out the document's headers and, when its sources' facts allow, validators."""
     plan.settle(facts.newest)
@@ -140,14 +154,7 @@ def prepare(site: Site[S], pending: Pending[S], plan: Plan[S], facts: Facts) -> 
     validators: Validators | None = None
     newest = None
     if plan.kind == "index":
-        # The index is fully known without reading an entry: locs and lastmods, and
-        # for sources with stable pages their whole fingerprints, which move whenever
-        # one of their children does.
-        parts: list[object] = _children_parts(plan)
-        parts += [*facts.wholes, *_view_parts(plan)]
-        etag = fingerprint_etag(pending.identity, parts, pending.coding)
-        newest = _newest_instant([c.lastmod for c in plan.children])
-        validators = Validators(etag, clamped(newest))
+        validators, newest = _index_validators(pending, plan, facts)
     elif facts.fingerprints and all(f is not None for f in facts.fingerprints):
         ranges = [(s.name, start, stop) for s, start, stop in plan.ranges()]
         parts = [*zip(ranges, facts.fingerprints, strict=True), *_view_parts(plan)]

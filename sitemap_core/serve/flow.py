@@ -12,8 +12,9 @@ The path is one way::
 
     begin()      match, method, host, robots.txt, content coding     (no I/O)
     remembered   the answer kept under the sources' whole fingerprints
-    counts       source.count() for the sources the target needs (the stable pages
-                 of a source that keeps them: see sitemap_core.sources.pages)
+    counts       source.count() for the sources the target needs (of a source that
+                 keeps stable pages, the page asked, or the summary of its pages,
+                 which stream as an index is written: see sitemap_core.sources.pages)
     decide()     404, or the Plan of the document                     (no I/O)
     facts        source.fingerprint() / newest() for the plan's ranges
     prepare()    validators; 304 and HEAD answered here               (no I/O)
@@ -62,7 +63,7 @@ from sitemap_core.serve.site import Plan, S, Site, Target
 from sitemap_core.serve.spool import Spool
 from sitemap_core.serve.validators import Validators, digest_etag
 from sitemap_core.sources.base import WHOLE
-from sitemap_core.sources.pages import Page
+from sitemap_core.sources.pages import Page, Summary
 from sitemap_core.write.feed import ATOM_TYPE, render_feed
 
 __all__ = [
@@ -92,14 +93,15 @@ logger = logging.getLogger("sitemap_core")
 @dataclass(frozen=True)
 class Fact(Generic[S]):
     """``source.count()``, or ``source.fingerprint(start, stop)`` / ``newest(...)`` /
-    ``pages(first, stop)`` (the stable pages numbered ``[first, stop)``).
+    ``pages(first, stop)`` (the stable pages numbered ``[first, stop)``, a list) /
+    ``summary()`` (of all its stable pages).
 
     ``shared``: the key under which concurrent requests asking the same fact may be
     given one answer (a driver may share it or not); None: each asks its own.
     """
 
     source: S
-    kind: Literal["count", "fingerprint", "newest", "pages"]
+    kind: Literal["count", "fingerprint", "newest", "pages", "summary"]
     start: int = 0
     stop: int = 0
     shared: str | None = None
@@ -336,12 +338,8 @@ def _document(
     answer: Answer | None,
 ) -> Flow:
     # After what was remembered: count, plan, facts, validators, then the body.
-    stable: dict[str, list[Page]] = {}
-    if step.target.kind == "robots":
-        counts = yield from _robots_counts(site, step.sources, stable, step.base)
-    else:
-        numbers = _numbers(step.target)
-        counts = yield from _counts(site, step.sources, whole, stable, step.base, numbers)
+    stable: dict[str, Sequence[Page] | Summary] = {}
+    counts = yield from _counted(site, step, whole, stable)
     plan = decide(site, step, counts, stable)
     if isinstance(plan, Reply):
         return plan
@@ -363,6 +361,23 @@ def _document(
     return Reply(200, ready.full_headers(ready.validators, opened.length), opened.chunks)
 
 
+def _counted(
+    site: Site[S],
+    step: Pending[S],
+    whole: dict[str, object],
+    stable: dict[str, Sequence[Page] | Summary],
+) -> Flow:
+    # The counts of the request's sources, and what their stable pages say (into
+    # ``stable``): listed when the whole site fits one file.
+    if step.target.kind == "robots":
+        return (yield from _robots_counts(site, step.sources, stable, step.base))
+    numbers = _numbers(step.target)
+    counts = yield from _counts(site, step.sources, whole, stable, step.base, numbers)
+    if site.lists_stable_pages(step.target, counts):
+        yield from _listed(step.sources, stable)
+    return counts
+
+
 def _whole_fingerprints(sources: Sequence[S], whole: dict[str, object]) -> Flow:
     # The whole-source fingerprints, by name, into ``whole``: the key of the answers
     # and of the known counts and facts.
@@ -371,41 +386,46 @@ def _whole_fingerprints(sources: Sequence[S], whole: dict[str, object]) -> Flow:
             whole[source.name] = yield Fact(source, "fingerprint", 0, WHOLE)
 
 
-def _numbers(target: Target) -> tuple[int, int]:
-    # The stable page numbers a target needs: its own for a page (but for its HTML
-    # view, which links to its neighbours), else all.
-    if target.kind == "page" and target.fmt != "html":
-        return target.page, target.page + 1
-    return 1, WHOLE
+def _numbers(target: Target) -> tuple[int, int] | None:
+    # The stable page numbers a target needs: its own for a page, all for its HTML
+    # view (which links to its neighbours), else (None) their summary.
+    if target.kind != "page":
+        return None
+    return (target.page, target.page + 1) if target.fmt != "html" else (1, WHOLE)
+
+
+def _listed(sources: Sequence[S], stable: dict[str, Sequence[Page] | Summary]) -> Flow:
+    # The pages of the summarised sources, listed: the whole site fits one file, so
+    # they are few (no more than its URLs).
+    for source in sources:
+        if isinstance(stable.get(source.name), Summary):
+            stable[source.name] = yield Fact(source, "pages", 1, WHOLE)
 
 
 def _counts(
     site: Site[S],
     sources: Sequence[S],
     whole: dict[str, object],
-    stable: dict[str, list[Page]],
+    stable: dict[str, Sequence[Page] | Summary],
     base: BaseURL,
-    numbers: tuple[int, int] = (1, WHOLE),
+    numbers: tuple[int, int] | None = None,
 ) -> Flow:
     # The sources' counts, remembered under their whole-source fingerprints (see
     # sitemap_core.memory.known). A source with stable pages gives its pages numbered
-    # ``numbers`` instead (into ``stable``), and counts what they list. A count that
-    # nothing remembers (a walk of a plain generator) may be shared by the concurrent
-    # requests of one site: a crowd asking the index costs one walk.
+    # ``numbers`` instead, or with None the summary of them all (into ``stable``), and
+    # counts what they list. A count that nothing remembers (a walk of a plain
+    # generator) may be shared by the concurrent requests of one site: a crowd asking
+    # the index costs one walk.
     yield from _whole_fingerprints(sources, whole)
     counts: dict[str, int] = {}
     for source in sources:
         if source.limits.stable:
-            site.known.counted(source.name, whole[source.name], None)
-            if numbers[1] == WHOLE:
-                # Every page: one query of the database's facts, not remembered, so a
-                # process keeps nothing that grows with the table.
-                pages = yield Fact(source, "pages", *numbers)
-            else:
-                pages = yield from _known(site, whole, source, "pages", *numbers)
-            site.check_stable(source.name, pages)
-            stable[source.name] = pages
-            counts[source.name] = sum(page.urls for page in pages)
+            known = yield from _stable(site, whole, source, numbers)
+            site.check_stable(source.name, known)
+            stable[source.name] = known
+            counts[source.name] = (
+                known.urls if isinstance(known, Summary) else sum(page.urls for page in known)
+            )
             continue
         fingerprint = whole[source.name]
         count = site.known.count(source.name, fingerprint)
@@ -420,8 +440,23 @@ def _counts(
     return counts
 
 
+def _stable(
+    site: Site[S], whole: dict[str, object], source: S, numbers: tuple[int, int] | None
+) -> Flow:
+    # What a source with stable pages says for a request: the pages numbered
+    # ``numbers``, or (None) the summary of them all, each remembered while its whole
+    # fingerprint holds, but for the list of all its pages (a query of the database's
+    # facts each time, so that a process keeps nothing that grows with the table).
+    site.known.counted(source.name, whole[source.name], None)
+    if numbers is None:
+        return (yield from _known(site, whole, source, "summary", 1, WHOLE))
+    if numbers[1] == WHOLE:
+        return (yield Fact(source, "pages", *numbers))
+    return (yield from _known(site, whole, source, "pages", *numbers))
+
+
 def _robots_counts(
-    site: Site[S], sources: Sequence[S], stable: dict[str, list[Page]], base: BaseURL
+    site: Site[S], sources: Sequence[S], stable: dict[str, Sequence[Page] | Summary], base: BaseURL
 ) -> Flow:
     # The counts robots.txt needs, or None (logged) when a source fails to count:
     # crawlers read a failing robots.txt as "disallow everything", which costs far
@@ -439,7 +474,7 @@ def index_parts(site: Site[S], base: BaseURL) -> Flow:
     Asked of an app's own robots.txt, outside :func:`serve` (each driver runs it in a
     request scope of its own).
     """
-    stable: dict[str, list[Page]] = {}
+    stable: dict[str, Sequence[Page] | Summary] = {}
     counts = yield from _robots_counts(site, list(site.sources.values()), stable, base)
     return 1 if counts is None else site.index_parts(counts, base, stable)
 
@@ -459,7 +494,7 @@ def _facts(site: Site[S], whole: Mapping[str, object], plan: Plan[S]) -> Flow:
                 (yield from _known(site, whole, source, "fingerprint", start, stop))
             )
         newest.append((yield from _known(site, whole, source, "newest", start, stop)))
-    stable = sorted({name for name, _, _ in plan.stable})
+    stable = sorted({name for name, _, _ in plan.stable} | {run.source.name for run in plan.runs})
     return Facts(fingerprints, newest, [(name, whole.get(name)) for name in stable])
 
 
@@ -467,7 +502,7 @@ def _known(
     site: Site[S],
     whole: Mapping[str, object],
     source: S,
-    kind: Literal["fingerprint", "newest", "pages"],
+    kind: Literal["fingerprint", "newest", "pages", "summary"],
     start: int,
     stop: int,
 ) -> Flow:

@@ -45,7 +45,7 @@ from sitemap_core.serve.answers import Answers
 from sitemap_core.serve.http import HTML, TEXT, XML
 from sitemap_core.serve.indexnow_key import check_key, key_file_path
 from sitemap_core.sources.base import BATCH_SIZE, Limits, check_name
-from sitemap_core.sources.pages import Page, ranked_page
+from sitemap_core.sources.pages import Page, Summary, ranked_page
 from sitemap_core.write.encoders import DocumentEncoder, IndexEncoder, TextEncoder, UrlsetEncoder
 from sitemap_core.write.feed import (
     DEFAULT_FEED_SIZE,
@@ -67,6 +67,7 @@ __all__ = [
     "PAGE_NAME",
     "Named",
     "Plan",
+    "Run",
     "Site",
     "Stable",
     "Target",
@@ -81,8 +82,10 @@ logger = logging.getLogger("sitemap_core")
 
 Format = Literal["xml", "txt", "html", "atom"]
 
-#: The stable pages of a request's sources, by source name (see :meth:`Site.plan`).
-Stable: TypeAlias = Mapping[str, Sequence[Page]]
+#: The stable pages of a request's sources, by source name (see :meth:`Site.plan`):
+#: the pages themselves, or, for an index, their :class:`Summary` (they stream as the
+#: index is written).
+Stable: TypeAlias = Mapping[str, Sequence[Page] | Summary]
 
 NO_STABLE_PAGES: Stable = {}
 
@@ -162,6 +165,24 @@ class Target:
         return f"/sitemap-{self.source}-{self.page}.{self.fmt}"
 
 
+@dataclass(frozen=True)
+class Run(Generic[S]):
+    """Children of an index listed from a source's stable pages as they stream.
+
+    The source's pages ``[skip, skip + take)`` (counted from 0 among those that list
+    URLs) follow the plan's first ``at`` other children; a page's URL is ``prefix``,
+    its number, ``suffix``. ``summary`` is what the source said of all its pages.
+    """
+
+    source: S
+    skip: int
+    take: int
+    at: int
+    prefix: str
+    suffix: str
+    summary: Summary
+
+
 @dataclass
 class Plan(Generic[S]):
     """Everything needed to stream one document, decided before the first byte."""
@@ -173,6 +194,8 @@ class Plan(Generic[S]):
     #: The stable pages among the ranges, by ``(source name, start, stop)``: their
     #: version and lastmod are known, and how many entries each lists.
     stable: dict[tuple[str, int, int], Page] = field(default_factory=dict)
+    #: For an index: the children streamed from stable pages, among ``child_ranges``.
+    runs: list[Run[S]] = field(default_factory=list)
     children: list[Entry] = field(default_factory=list)
     #: Every loc must start with this (the base URL and "/"), or None to allow any.
     origin: str | None = None
@@ -368,7 +391,7 @@ class Site(Generic[S]):
             size = min(size, (MAX_SITEMAP_BYTES - DOCUMENT_OVERHEAD) // limits.max_entry_bytes)
         return size
 
-    def check_stable(self, source: str, pages: Sequence[Page]) -> None:
+    def check_stable(self, source: str, pages: Sequence[Page] | Summary) -> None:
         """Refuse stable pages wider than a page of ``source`` may be.
 
         A stable page holds every key of its window, so a window wider than the
@@ -377,14 +400,21 @@ class Site(Generic[S]):
         change (:class:`ConfigurationError`), never a page over the limits.
         """
         most = self.entries_per_page(source)
-        for page in pages:
-            if page.stop - page.start > most:
-                raise ConfigurationError(
-                    f"the stable pages of source {source!r} span {page.stop - page.start:,}"
-                    f" keys, but one page of it lists at most {most:,} URLs (page_size,"
-                    " news, max_entry_bytes): install its page facts again with page_width"
-                    f" at most {most:,}"
-                )
+        if isinstance(pages, Summary):
+            widest = pages.widest
+        else:
+            widest = max((page.stop - page.start for page in pages), default=0)
+        if widest > most:
+            raise ConfigurationError(
+                f"the stable pages of source {source!r} span {widest:,} keys, but one page"
+                f" of it lists at most {most:,} URLs (page_size, news, max_entry_bytes):"
+                f" install its page facts again with page_width at most {most:,}"
+            )
+
+    def lists_stable_pages(self, target: Target, counts: Mapping[str, int]) -> bool:
+        """Whether the plan of ``target`` lists the stable pages of its sources one by
+        one (the whole site in one file), rather than their summaries (an index)."""
+        return target.kind == "root" and self._fits_one_file(counts)
 
     def pages(self, count: int, source: str | None = None) -> int:
         """How many child pages hold ``count`` entries (of ``source``)."""
@@ -445,16 +475,22 @@ class Site(Generic[S]):
         the site needs no index at all)."""
         if self._fits_one_file(counts):
             return 1
-        children = sum(
-            len(stable[name]) if name in stable else self.pages(counts[name], name)
-            for name in self.sources
-        )
+        children = sum(self._children_of(name, counts, stable) for name in self.sources)
         return max(1, -(-children // self.index_capacity(base)))
+
+    def _children_of(self, name: str, counts: Mapping[str, int], stable: Stable) -> int:
+        # How many child pages source ``name`` has.
+        known = stable.get(name)
+        if isinstance(known, Summary):
+            return known.pages
+        return self.pages(counts[name], name) if known is None else len(known)
 
     def layout(self, name: str, counts: Mapping[str, int], stable: Stable) -> Sequence[Page]:
         """Every child page of source ``name``: its stable pages, or its ranks."""
-        if name in stable:
-            return stable[name]
+        known = stable.get(name)
+        if known is not None:
+            assert not isinstance(known, Summary), "a summary has no pages to lay out"
+            return known
         size = self.entries_per_page(name)
         return [
             ranked_page(size, number, counts[name])
@@ -525,7 +561,7 @@ class Site(Generic[S]):
     ) -> Page | None:
         # Page ``number`` of source ``name``, or None when it lists nothing.
         if name in stable:
-            return next((page for page in stable[name] if page.number == number), None)
+            return next((page for page in _listed(stable, name) if page.number == number), None)
         if not 1 <= number <= self.pages(counts[name], name):
             return None
         return ranked_page(self.entries_per_page(name), number, counts[name])
@@ -537,7 +573,7 @@ class Site(Generic[S]):
         slices = []
         for name, count in counts.items():
             if name in stable:
-                slices += [(self.sources[name], p.start, p.stop) for p in stable[name]]
+                slices += [(self.sources[name], p.start, p.stop) for p in _listed(stable, name)]
             elif count:
                 slices.append((self.sources[name], 0, count))
         view = None
@@ -546,8 +582,8 @@ class Site(Generic[S]):
             links = [("XML", _sibling("/sitemap.xml"))]
             view = HtmlView(f"Sitemap of {base.url}", summary, links, feed=self._feed_link())
         plan = Plan[S](_urlset_kind(target), slices, origin=self._origin(base), view=view)
-        for name, pages in stable.items():
-            _with_stable(plan, name, pages, stable)
+        for name in stable:
+            _with_stable(plan, name, _listed(stable, name), stable)
         return plan
 
     def _index_plan(
@@ -556,35 +592,52 @@ class Site(Generic[S]):
         # Above the capacity the index is split: part 1 at /sitemap.xml, part N at
         # /sitemap-index-N.xml, each a full index file; robots.txt lists them all
         # (indexes of indexes are not part of the protocol).
-        counts, stable = counted
-        child_ranges = self._child_ranges(counts, base, target.fmt == "html", stable)
+        stable = counted.stable
         capacity = self.index_capacity(base)
         number = 1 if target.kind == "root" else target.page
-        part = child_ranges[(number - 1) * capacity : number * capacity]
-        if not part:
+        window = ((number - 1) * capacity, number * capacity)
+        plan = Plan[S]("index")
+        children = self._index_part(plan, counted, base, target.fmt == "html", window)
+        if not plan.child_ranges and not plan.runs:
             return None
-        view = None
         if target.fmt == "html":
-            parts = -(-len(child_ranges) // capacity)
-            summary = f"{len(child_ranges):,} sitemaps listing {total:,} URLs"
-            view = self._index_view(base, number, parts, summary, (number - 1) * capacity + 1)
-        plan = Plan[S]("index", child_ranges=part, view=view)
-        for name, pages in stable.items():
-            _with_stable(plan, name, pages, stable)
+            parts = -(-children // capacity)
+            summary = f"{children:,} sitemaps listing {total:,} URLs"
+            plan.view = self._index_view(base, number, parts, summary, window[0] + 1)
+        for name, known in stable.items():
+            if not isinstance(known, Summary):
+                _with_stable(plan, name, known, stable)
         return plan
 
-    def _child_ranges(
-        self, counts: Mapping[str, int], base: BaseURL, html: bool, stable: Stable
-    ) -> list[tuple[S, int, int, str]]:
-        # Every child page of the index: its source, its range and its URL.
+    def _index_part(
+        self, plan: Plan[S], counted: Counted, base: BaseURL, html: bool, window: tuple[int, int]
+    ) -> int:
+        # The children of the index numbered ``[low, high)`` (from 0) into ``plan``: each
+        # child page's source, range and URL, and for a source summarised (its stable
+        # pages stream) the run of its children there. Returns how many there are in all.
+        counts, stable = counted
         fmt: Format = "html" if html else "xml"
         # The HTML view is the app's, for people: its links stay on the app.
         where = base if html else self.sitemaps_base(base)
-        return [
-            (source, page.start, page.stop, where.join(self.page_path(name, page.number, fmt)))
-            for name, source in self.sources.items()
-            for page in self.layout(name, counts, stable)
-        ]
+        low, high = window
+        at = 0
+        for name, source in self.sources.items():
+            known = stable.get(name)
+            if isinstance(known, Summary):
+                first, stop = max(low, at), min(high, at + known.pages)
+                if first < stop:
+                    prefix = where.join(f"/sitemap-{name}-")
+                    run = Run(source, first - at, stop - first, len(plan.child_ranges), prefix,
+                              f".{fmt}", known)  # fmt: skip
+                    plan.runs.append(run)
+                at += known.pages
+                continue
+            for page in self.layout(name, counts, stable):
+                if low <= at < high:
+                    path = self.page_path(name, page.number, fmt)
+                    plan.child_ranges.append((source, page.start, page.stop, where.join(path)))
+                at += 1
+        return at
 
     def _index_view(
         self, base: BaseURL, number: int, parts: int, summary: str, first: int
@@ -618,6 +671,13 @@ class Site(Generic[S]):
         first = sum(page.urls for page in layout[:at]) + 1
         summary = f"URLs {first:,} to {first + layout[at].urls - 1:,} of {total:,}"
         return HtmlView(title, summary, links, first, self._feed_link())
+
+
+def _listed(stable: Stable, name: str) -> Sequence[Page]:
+    # The stable pages of source ``name``, listed (not summarised: see Site.plan).
+    known = stable[name]
+    assert not isinstance(known, Summary), "the pages of a summarised source stream"
+    return known
 
 
 def _with_stable(plan: Plan[S], name: str, pages: Sequence[Page], stable: Stable) -> Plan[S]:

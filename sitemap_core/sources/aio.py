@@ -31,6 +31,7 @@ from sitemap_core.sources.base import (
     UrlSource,
     check_name,
     checked_count,
+    checked_summary,
     coerce_batch,
     naming,
     newest_listed,
@@ -38,7 +39,7 @@ from sitemap_core.sources.base import (
     recent_lister,
 )
 from sitemap_core.sources.newsroom import news_epoch
-from sitemap_core.sources.pages import Page, checked_pages
+from sitemap_core.sources.pages import Page, PageCheck, Summary, Summing
 
 __all__ = [
     "THREAD_BATCHES",
@@ -108,10 +109,12 @@ class AsyncUrlSource:
         limits: Limits | None = None,
         threaded: UrlSource | None = None,
         recent: Callable[[int], Awaitable[Iterable[Item] | None]] | None = None,
-        pages: Callable[[int, int], Awaitable[Iterable[Page]]] | None = None,
+        pages: Callable[[int, int], Awaitable[Iterable[Page] | AsyncIterable[Page]]] | None = None,
+        summary: Callable[[], Awaitable[Summary]] | None = None,
     ) -> None:
         self.name = name
         self._pages = pages
+        self._summary = summary
         self._count = count
         self._batches = batches
         self._fingerprint = fingerprint
@@ -163,7 +166,8 @@ class AsyncUrlSource:
         if native is not None:
             count_of, batches, pages = native
             facts["limits"] = replace(facts["limits"], stable=pages is not None)
-            return cls(name, count_of, batches, pages=pages, **facts)
+            summary = getattr(obj, "stable_summary", None) if pages is not None else None
+            return cls(name, count_of, batches, pages=pages, summary=summary, **facts)
         sync = UrlSource.from_object(name, obj, recent=recent)
         facts["limits"] = replace(facts["limits"], stable=sync.limits.stable)
         return cls(
@@ -201,11 +205,46 @@ class AsyncUrlSource:
         async source (``stable_pages`` a coroutine function), or of a sync one in a
         worker thread."""
         if self._pages is not None:
-            return checked_pages(await self._pages(first, stop), self.name, first, stop)
+            return [page async for page in self.stream(first, stop)]
         threaded = self.threaded
         if threaded is None:
             raise ConfigurationError(f"source {self.name!r} has no stable pages")
         return await runner.run_sync(lambda: threaded.pages(first, stop))
+
+    async def stream(self, first: int, stop: int) -> AsyncIterator[Page]:
+        """As :meth:`UrlSource.stream <sitemap_core.sources.base.UrlSource.stream>`, of
+        an async source: its ``stable_pages`` may give a list or an async iterator (a
+        cursor). A sync source's pages stream in a worker thread instead (``threaded``)."""
+        if self._pages is None:
+            raise ConfigurationError(f"source {self.name!r} has no stable pages here")
+        given = await self._pages(first, stop)
+        check = PageCheck(self.name, first, stop)
+        if not isinstance(given, AsyncIterable):
+            for page in given:
+                yield check(page)
+            return
+        iterator = aiter(given)
+        try:
+            async for page in iterator:
+                yield check(page)
+        finally:
+            await aclose(iterator)
+
+    async def summary(self, runner: Runner, first: int = 1, stop: int = WHOLE) -> Summary:
+        """As :meth:`UrlSource.summary <sitemap_core.sources.base.UrlSource.summary>`."""
+        threaded = self.threaded
+        if threaded is not None:
+            return await runner.run_sync(lambda: threaded.summary(first, stop))
+        if self._summary is not None and (first, stop) == (1, WHOLE):
+            return checked_summary(await self._summary(), self.name)
+        summing = Summing()
+        pages = self.stream(first, stop)
+        try:
+            async for page in pages:
+                summing.add(page)
+        finally:
+            await aclose(pages)
+        return summing.summary()
 
     async def recent(
         self, runner: Runner, limit: int, since: datetime | None = None

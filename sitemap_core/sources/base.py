@@ -35,7 +35,7 @@ from sitemap_core.model.entries import Entry, normalise_lastmod
 from sitemap_core.model.recent import NewestEntries, Recent, merge_recent
 from sitemap_core.model.rows import Row, RowBatch, entry_from_row
 from sitemap_core.sources.newsroom import news_epoch
-from sitemap_core.sources.pages import Page, checked_pages
+from sitemap_core.sources.pages import Page, Summary, checked_pages, streamed_pages, summarised
 
 __all__ = [
     "BATCH_SIZE",
@@ -240,6 +240,7 @@ class UrlSource:
         limits: Limits | None = None,
         recent: Callable[[int], Iterable[Item] | None] | None = None,
         pages: Callable[[int, int], Iterable[Page]] | None = None,
+        summary: Callable[[], Summary] | None = None,
     ) -> None:
         self.name = name
         self._count = count
@@ -248,6 +249,7 @@ class UrlSource:
         self._newest = newest
         self._recent = recent
         self._pages = pages
+        self._summary = summary
         self.limits = limits or Limits(stable=pages is not None)
 
     @classmethod
@@ -286,7 +288,8 @@ class UrlSource:
             "recent": recent_lister(name, recent, obj),
         }
         counter, entries = _reading(name, obj, stable is not None)
-        return cls(name, count or counter, entries, pages=stable, **facts)
+        summary = getattr(obj, "stable_summary", None) if stable is not None else None
+        return cls(name, count or counter, entries, pages=stable, summary=summary, **facts)
 
     def count(self) -> int:
         """Return how many entries the source holds now."""
@@ -321,10 +324,31 @@ class UrlSource:
     def pages(self, first: int, stop: int) -> list[Page]:
         """The source's stable pages numbered ``[first, stop)`` that list entries, in
         order: one small query of the facts its database keeps (see
-        :mod:`sitemap_core.sources.pages`). Only for a source with ``limits.stable``."""
+        :mod:`sitemap_core.sources.pages`). Only for a source with ``limits.stable``;
+        for a few pages (the index streams them: :meth:`stream`)."""
+        return checked_pages(self._stable(first, stop), self.name, first, stop)
+
+    def stream(self, first: int, stop: int) -> Iterator[Page]:
+        """As :meth:`pages`, as an iterator that reads and checks the pages as they
+        are pulled (close it when done early)."""
+        return streamed_pages(self._stable(first, stop), self.name, first, stop)
+
+    def summary(self, first: int = 1, stop: int = WHOLE) -> Summary:
+        """The :class:`~sitemap_core.sources.pages.Summary` of the stable pages numbered
+        ``[first, stop)``: of all of them, the source's own ``stable_summary()`` (one
+        aggregate query) when it has one, else one walk of the pages."""
+        if self._summary is not None and (first, stop) == (1, WHOLE):
+            return checked_summary(self._summary(), self.name)
+        pages = self.stream(first, stop)
+        try:
+            return summarised(pages)
+        finally:
+            close_now(pages)
+
+    def _stable(self, first: int, stop: int) -> Iterable[Page]:
         if self._pages is None:
             raise ConfigurationError(f"source {self.name!r} has no stable pages")
-        return checked_pages(self._pages(first, stop), self.name, first, stop)
+        return self._pages(first, stop)
 
     def recent(self, limit: int, since: datetime | None = None) -> list[Recent]:
         """The source's ``limit`` most recently changed dated entries (changed after
@@ -422,6 +446,19 @@ def stable_pages(name: str, obj: object) -> Callable[[int, int], Iterable[Page]]
         raise ConfigurationError(f"source {name!r} has stable pages but no len()")
     pages: Callable[[int, int], Iterable[Page]] = method
     return pages
+
+
+def checked_summary(summary: object, source: str) -> Summary:
+    """A source's ``stable_summary()`` answer, checked, its lastmod normalised."""
+    if not (isinstance(summary, Summary) and all(map(_whole, summary[:2] + summary[3:]))):
+        raise ConfigurationError(f"stable_summary() of source {source!r} gave {summary!r}")
+    lastmod = summary.lastmod
+    return summary if lastmod is None else summary._replace(lastmod=normalise_lastmod(lastmod))
+
+
+def _whole(value: object) -> bool:
+    # A whole number (not a bool).
+    return type(value) is int and value >= 0
 
 
 def range_fact(

@@ -11,22 +11,39 @@ keeps (see :func:`sitemap_core.sources.sql.sqlite.install_page_facts`): an entry
 in its page until it is deleted, so a write changes that one page only, and the
 index, a page's validators and a page's existence are each one small query. Such a
 source has a method ``stable_pages(first, stop)`` returning the :class:`Page` objects
-(with ``urls > 0``) whose numbers lie in ``[first, stop)``, in ascending order, and
-a method ``stable_items(start, stop)`` returning the items of the window
-``[page.start, page.stop)`` that a page gave. Its ``len()`` and slices keep their
-meaning (ranks), for code of the user's own.
+(with ``urls > 0``) whose numbers lie in ``[first, stop)``, in ascending order (a list,
+or an iterator read as the index is written: a database cursor), and a method
+``stable_items(start, stop)`` returning the items of the window ``[page.start,
+page.stop)`` that a page gave. Its ``len()`` and slices keep their meaning (ranks), for
+code of the user's own.
+
+It may also have ``stable_summary()``, returning a :class:`Summary` of all its pages
+(one aggregate query of the facts): the index is then decided, and its validators
+known, before any page is read, and its children stream from ``stable_pages`` as they
+are written, so a request keeps nothing that grows with the pages. Without it the
+summary is one walk of ``stable_pages``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
 from sitemap_core.errors import ConfigurationError
 from sitemap_core.limits import MAX_URLS_PER_SITEMAP
-from sitemap_core.model.values import normalise_lastmod
+from sitemap_core.model.values import lastmod_instant, normalise_lastmod
 
-__all__ = ["Page", "checked_pages", "ranked_page"]
+__all__ = [
+    "NormalisedLastmod",
+    "Page",
+    "PageCheck",
+    "Summary",
+    "Summing",
+    "checked_pages",
+    "ranked_page",
+    "streamed_pages",
+    "summarised",
+]
 
 
 class Page(NamedTuple):
@@ -49,6 +66,29 @@ class Page(NamedTuple):
     version: object = None
 
 
+class NormalisedLastmod(str):
+    """A page's lastmod that its database wrote in the form :func:`normalise_lastmod`
+    gives (see :mod:`sitemap_core.sources.sql.page_reads`): a page's check takes it as
+    it is, instead of reading it again. Made by the library's SQL sources only."""
+
+    __slots__ = ()
+
+
+class Summary(NamedTuple):
+    """What an index needs to know of a source's stable pages before it lists them.
+
+    ``pages`` is how many pages list URLs, ``urls`` how many URLs they list in all,
+    ``lastmod`` the newest of their lastmods (None when there is no page or when one of
+    them has none: Last-Modified is only claimed when every child is dated; normalised
+    text once the core has seen it), ``widest`` the widest window among them.
+    """
+
+    pages: int
+    urls: int
+    lastmod: Any = None
+    widest: int = 0
+
+
 def ranked_page(size: int, number: int, count: int) -> Page:
     """Page ``number`` of ``count`` entries split in pages of ``size`` by rank."""
     start = (number - 1) * size
@@ -57,33 +97,87 @@ def ranked_page(size: int, number: int, count: int) -> Page:
 
 
 def checked_pages(pages: Iterable[Page], source: str, first: int, stop: int) -> list[Page]:
-    """The stable pages a source gave for numbers ``[first, stop)``, checked.
+    """The stable pages a source gave for numbers ``[first, stop)``, checked (see
+    :func:`streamed_pages`), as a list: for a few pages (one page, a site of one file)."""
+    return list(streamed_pages(pages, source, first, stop))
+
+
+def streamed_pages(pages: Iterable[Page], source: str, first: int, stop: int) -> Iterator[Page]:
+    """The stable pages a source gives for numbers ``[first, stop)``, each checked by a
+    :class:`PageCheck` as it comes."""
+    check = PageCheck(source, first, stop)
+    for page in pages:
+        yield check(page)
+
+
+class PageCheck:
+    """Checks the stable pages a source gives for numbers ``[first, stop)``, one by one
+    as they come (a stream is checked as it is written).
 
     A page outside the numbers asked, out of order, empty, over 50,000 URLs, or with
     a window narrower than its URLs is the source's error, named here
-    (:class:`ConfigurationError`), never a silently wrong index; lastmods are
-    normalised as any lastmod is.
+    (:class:`ConfigurationError`) when it is met, never a silently wrong index;
+    lastmods are normalised as any lastmod is.
     """
-    checked: list[Page] = []
-    previous = first - 1
-    for page in pages:
+
+    def __init__(self, source: str, first: int, stop: int) -> None:
+        self.source = source
+        self.first = first
+        self.stop = stop
+        self.previous = first - 1
+
+    def __call__(self, page: Page) -> Page:
+        """``page`` checked, its lastmod normalised."""
         if not isinstance(page, Page):
-            raise ConfigurationError(f"stable_pages() of source {source!r} gave {page!r}")
-        if not previous < page.number < stop:
+            raise ConfigurationError(f"stable_pages() of source {self.source!r} gave {page!r}")
+        number, start, end, urls, lastmod, _ = page
+        if not self.previous < number < self.stop:
             raise ConfigurationError(
-                f"stable_pages({first}, {stop}) of source {source!r} gave page"
-                f" {page.number} out of order or outside the numbers asked"
+                f"stable_pages({self.first}, {self.stop}) of source {self.source!r} gave"
+                f" page {number} out of order or outside the numbers asked"
             )
-        if not 0 < page.urls <= min(MAX_URLS_PER_SITEMAP, page.stop - page.start):
+        if not 0 < urls <= MAX_URLS_PER_SITEMAP or urls > end - start:
             raise ConfigurationError(
-                f"page {page.number} of source {source!r} lists {page.urls} URLs in the"
-                f" window [{page.start}, {page.stop}): a page lists 1 to 50,000, at most"
+                f"page {number} of source {self.source!r} lists {urls} URLs in the"
+                f" window [{start}, {end}): a page lists 1 to 50,000, at most"
                 " its window's width (a key below 0 or a changed page width is the usual"
                 " cause: install the page facts again)"
             )
-        if page.lastmod is not None:
-            lastmod = normalise_lastmod(page.lastmod)
-            page = Page(page.number, page.start, page.stop, page.urls, lastmod, page.version)
-        checked.append(page)
-        previous = page.number
-    return checked
+        self.previous = number
+        if lastmod is None or type(lastmod) is NormalisedLastmod:
+            return page
+        return Page(number, start, end, urls, normalise_lastmod(lastmod), page.version)
+
+
+class Summing:
+    """The :class:`Summary` of checked pages added one by one, keeping none of them."""
+
+    def __init__(self) -> None:
+        self.pages = self.urls = self.widest = 0
+        self.undated = False
+        self.newest: tuple[Any, str] | None = None
+
+    def add(self, page: Page) -> None:
+        """Count ``page`` in."""
+        self.pages += 1
+        self.urls += page.urls
+        self.widest = max(self.widest, page.stop - page.start)
+        if page.lastmod is None:
+            self.undated = True
+            return
+        instant = lastmod_instant(page.lastmod)
+        if self.newest is None or instant > self.newest[0]:
+            self.newest = (instant, page.lastmod)
+
+    def summary(self) -> Summary:
+        """What was added, summed up."""
+        lastmod = None if self.undated or self.newest is None else self.newest[1]
+        return Summary(self.pages, self.urls, lastmod, self.widest)
+
+
+def summarised(pages: Iterable[Page]) -> Summary:
+    """The :class:`Summary` of checked ``pages``, in one walk that keeps none of them."""
+    summing = Summing()
+    for page in pages:
+        summing.add(page)
+    return summing.summary()

@@ -27,8 +27,9 @@ Two ways to page
 ----------------
 With ``page_facts`` (:func:`install_page_facts`, :mod:`.sqla_pages`), pages are
 ranges of keys whose facts the database keeps: a page keeps its URLs until they are
-deleted, and any process answers the index with one small query. That is the way for
-big tables.
+deleted, and any process answers the index with one aggregate of the facts and then
+one query of the pages, streamed as the index is written (:mod:`.page_reads`,
+:mod:`.sqla_stream`). That is the way for big tables.
 
 Without, pages are ranks (:mod:`.ranks`; the statements: :mod:`.sqla_ranks`).
 Unversioned (neither ``version_table`` nor ``change_log``), every call asks the
@@ -83,7 +84,15 @@ or an auto-increment column does not promise under concurrency.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterator, Sequence
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Sequence,
+)
 from contextlib import aclosing
 from typing import Any, ClassVar, Generic, TypeVar
 
@@ -101,13 +110,15 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from sitemap_core.errors import ConfigurationError
 from sitemap_core.sources.base import Item
-from sitemap_core.sources.pages import Page
+from sitemap_core.sources.pages import Page, Summary
 from sitemap_core.sources.scope import request_notes
 from sitemap_core.sources.sql import sqla_bounds
 from sitemap_core.sources.sql.bounds import stored_page
+from sitemap_core.sources.sql.page_reads import PageReads
 from sitemap_core.sources.sql.ranks import Plan, Step, Version, started
 from sitemap_core.sources.sql.sqla_pages import install_page_facts
 from sitemap_core.sources.sql.sqla_ranks import RankStatements, plain_name
+from sitemap_core.sources.sql.sqla_stream import astreamed_rows, chunks, streamed_rows
 from sitemap_core.sources.sql.sqlite import slice_window
 from sitemap_core.sources.sql.sqlite_pages import PageFacts
 
@@ -211,6 +222,10 @@ class _Base(Generic[_E]):
         self._page_facts = None if page_facts is None else PageFacts(page_facts)
         #: What reads a page of stored boundaries (see sqla_bounds).
         self._stored = sqla_bounds.reader(table, key, page_facts)
+        #: How an index reads them: a summary, then the pages as they stream.
+        self._page_reads = (
+            None if page_facts is None else PageReads(page_facts, engine.dialect.name)
+        )
         #: The facts' condition, as last read with them (None: not read yet).
         self._condition: str | None = None
         #: The facts of the last version seen (a one-item list: plans replace it).
@@ -264,6 +279,13 @@ class _Base(Generic[_E]):
         assert self._page_facts is not None
         statement = text(getattr(self._page_facts, f"{kind}_sql"))
         return statement, params or {}
+
+    def _streaming_engine(self) -> _E:
+        """The engine an index's pages stream on: without a transaction where the
+        driver streams them itself, else in one (a server-side cursor needs it)."""
+        if self._quick is not None and chunks(self._engine.dialect):
+            return self._quick
+        return self._engine
 
     def _pinned(self) -> Version | None:
         """The version the current request's fingerprint answered with; None outside
@@ -336,13 +358,43 @@ class SQLAlchemySource(_Base[Engine]):
         return int(self._call(self._sql.count_plan(self._memo, self._pinned())))
 
     @property
-    def stable_pages(self) -> Callable[[int, int], list[Page]] | None:
+    def stable_pages(self) -> Callable[[int, int], Iterable[Page]] | None:
         """With ``page_facts``: the stable pages numbered ``[first, stop)`` (see
-        :mod:`sitemap_core.sources.sql.sqla_pages`); None without."""
+        :mod:`sitemap_core.sources.sql.sqla_pages`): one page read at once, more
+        streamed from a server-side cursor; None without."""
         return None if self._page_facts is None else self._stable_pages
 
-    def _stable_pages(self, first: int, stop: int) -> list[Page]:
-        return PageFacts.pages(self._facts_rows("pages", PageFacts.bounds(first, stop)))
+    @property
+    def stable_summary(self) -> Callable[[], Summary] | None:
+        """With ``page_facts``: the summary of every stable page, one aggregate query
+        (see :mod:`sitemap_core.sources.sql.page_reads`); None without."""
+        return None if self._page_facts is None else self._stable_summary
+
+    def _stable_summary(self) -> Summary:
+        assert self._page_reads is not None
+        with (self._quick or self._engine).connect() as conn:
+            try:
+                row = conn.execute(text(self._page_reads.summary_sql)).one()
+            except DBAPIError as exc:
+                raise _missing(self._page_facts, exc) from exc
+        return self._page_reads.summary(row)
+
+    def _stable_pages(self, first: int, stop: int) -> Iterable[Page]:
+        bounds = PageFacts.bounds(first, stop)
+        if stop - first > 1:
+            return self._streamed_pages(bounds)
+        return PageFacts.pages(self._facts_rows("pages", bounds))
+
+    def _streamed_pages(self, bounds: dict[str, int]) -> Iterator[Page]:
+        # The pages of ``bounds``, read as they are pulled (see sqla_stream); the
+        # connection goes back to the pool when the pulling ends.
+        assert self._page_reads is not None
+        reads = self._page_reads
+        with self._streaming_engine().connect() as conn:
+            try:
+                yield from reads.pages(streamed_rows(conn, text(reads.pages_sql), bounds))
+            except DBAPIError as exc:
+                raise _missing(self._page_facts, exc) from exc
 
     def stable_items(self, start: int, stop: int) -> Iterator[Item]:
         """The items of the rows whose keys lie in ``[start, stop)``: a stable page."""
@@ -460,12 +512,46 @@ class AsyncSQLAlchemySource(_Base[AsyncEngine]):
         return int(await self._call(self._sql.count_plan(self._memo, self._pinned())))
 
     @property
-    def stable_pages(self) -> Callable[[int, int], Awaitable[list[Page]]] | None:
-        """As :attr:`SQLAlchemySource.stable_pages`, a coroutine function."""
+    def stable_pages(
+        self,
+    ) -> Callable[[int, int], Awaitable[Iterable[Page] | AsyncIterator[Page]]] | None:
+        """As :attr:`SQLAlchemySource.stable_pages`, a coroutine function (more than one
+        page: an async iterator of them)."""
         return None if self._page_facts is None else self._stable_pages
 
-    async def _stable_pages(self, first: int, stop: int) -> list[Page]:
-        return PageFacts.pages(await self._facts_rows("pages", PageFacts.bounds(first, stop)))
+    @property
+    def stable_summary(self) -> Callable[[], Awaitable[Summary]] | None:
+        """As :attr:`SQLAlchemySource.stable_summary`, a coroutine function."""
+        return None if self._page_facts is None else self._stable_summary
+
+    async def _stable_summary(self) -> Summary:
+        assert self._page_reads is not None
+        async with (self._quick or self._engine).connect() as conn:
+            try:
+                row = (await conn.execute(text(self._page_reads.summary_sql))).one()
+            except DBAPIError as exc:
+                raise _missing(self._page_facts, exc) from exc
+        return self._page_reads.summary(row)
+
+    async def _stable_pages(self, first: int, stop: int) -> Iterable[Page] | AsyncIterator[Page]:
+        bounds = PageFacts.bounds(first, stop)
+        if stop - first > 1:
+            return self._streamed_pages(bounds)
+        return PageFacts.pages(await self._facts_rows("pages", bounds))
+
+    async def _streamed_pages(self, bounds: dict[str, int]) -> AsyncIterator[Page]:
+        # As SQLAlchemySource._streamed_pages, awaited.
+        assert self._page_reads is not None
+        reads = self._page_reads
+        async with self._streaming_engine().connect() as conn:
+            rows = astreamed_rows(conn, text(reads.pages_sql), bounds)
+            try:
+                async for row in rows:
+                    yield reads.page(row)
+            except DBAPIError as exc:
+                raise _missing(self._page_facts, exc) from exc
+            finally:
+                await rows.aclose()
 
     async def stable_items(self, start: int, stop: int) -> AsyncIterator[Item]:
         """As :meth:`SQLAlchemySource.stable_items`, streamed."""

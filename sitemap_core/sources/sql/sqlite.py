@@ -133,15 +133,16 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from sitemap_core.errors import ConfigurationError
 from sitemap_core.sources.base import Item
-from sitemap_core.sources.pages import Page
+from sitemap_core.sources.pages import Page, Summary
 from sitemap_core.sources.sql.bounds import StoredBounds, stored_page
 from sitemap_core.sources.sql.names import IDENTIFIER, quoted
+from sitemap_core.sources.sql.page_reads import PageReads
 from sitemap_core.sources.sql.ranks import Plan, Version
 from sitemap_core.sources.sql.sqlite_pages import PageFacts, install_page_facts, silent_deletes
 from sitemap_core.sources.sql.sqlite_ranks import Mode, SQLiteStatements, run
@@ -301,6 +302,8 @@ class SQLiteSource:
         self._memo: list[Version | None] = [None]
         #: The stable pages' facts the triggers keep (only with ``page_facts``).
         self._page_facts = None if page_facts is None else PageFacts(page_facts)
+        #: How an index reads them: a summary, then the pages as they stream.
+        self._page_reads = None if page_facts is None else PageReads(page_facts)
         #: Each thread's connection for fact queries (see _facts_connection).
         self._local = threading.local()
         # A stable page: the rows of a range of keys that the facts' condition holds
@@ -393,19 +396,48 @@ class SQLiteSource:
         return self._rows(start, -1 if limit is None else limit)
 
     @property
-    def stable_pages(self) -> Callable[[int, int], list[Page]] | None:
+    def stable_pages(self) -> Callable[[int, int], Iterable[Page]] | None:
         """With ``page_facts``: the stable pages numbered ``[first, stop)`` (see
-        :mod:`sitemap_core.sources.sql.sqlite_pages`); None without, so that the
-        core pages the source by rank."""
+        :mod:`sitemap_core.sources.sql.sqlite_pages`): one page read at once, more
+        streamed from a cursor; None without, so that the core pages the source by
+        rank."""
         return None if self._page_facts is None else self._stable_pages
 
-    def _stable_pages(self, first: int, stop: int) -> list[Page]:
+    @property
+    def stable_summary(self) -> Callable[[], Summary] | None:
+        """With ``page_facts``: the summary of every stable page, one aggregate query
+        (see :mod:`sitemap_core.sources.sql.page_reads`); None without."""
+        return None if self._page_facts is None else self._stable_summary
+
+    def _stable_summary(self) -> Summary:
+        assert self._page_reads is not None
+        return self._page_reads.summary(self._fact_rows(self._page_reads.summary_sql)[0])
+
+    def _stable_pages(self, first: int, stop: int) -> Iterable[Page]:
         assert self._page_facts is not None
         facts = self._page_facts
+        if stop - first > 1:
+            return self._streamed_pages(facts.bounds(first, stop))
         rows = self._fact_rows(facts.pages_sql, facts.bounds(first, stop))
         if rows:
             self._condition = str(rows[0][-1])
         return facts.pages(rows)
+
+    def _streamed_pages(self, bounds: Mapping[str, int]) -> Iterator[Page]:
+        # The pages of ``bounds`` from a cursor of a connection of their own, read as
+        # they are pulled (an index written meanwhile); closed when the pulling ends.
+        assert self._page_facts is not None and self._page_reads is not None
+        conn = self._connect()
+        try:
+            try:
+                cursor = conn.execute(self._page_reads.pages_sql, bounds)
+            except sqlite3.OperationalError as exc:
+                if "no such table" in str(exc) or "no such column" in str(exc):
+                    raise self._page_facts.not_installed() from exc
+                raise
+            yield from self._page_reads.pages(cursor)
+        finally:
+            conn.close()
 
     def _layout_rows(self) -> list[Any]:
         # The facts' layout row, noting the condition the pages list the rows of.

@@ -1,0 +1,130 @@
+"""How an index reads the page facts: one aggregate, then one cursor over the pages.
+
+The index of a source with page facts (see :mod:`.sqlite_pages`) is decided from a
+:class:`~sitemap_core.sources.pages.Summary` of its pages, one aggregate query of the
+facts (how many pages list rows, how many rows, the newest lastmod and last write, the
+width), and its children stream from one query of the pages in order, read in batches
+as the index is written: a request keeps nothing that grows with the table. Shared by
+the SQL sources, which run the statements (named parameters, double-quoted names).
+
+On PostgreSQL, when the dates are ``timestamp with time zone`` (the type the
+documentation's tables use), the database writes each page's lastmod as the text the
+sitemap carries (the later of its newest row and its last write, in UTC), which
+costs it nothing and spares the reading of a datetime and its formatting per page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from sitemap_core.sources.pages import NormalisedLastmod, Page, Summary
+from sitemap_core.sources.sql.bounds import RANGES
+from sitemap_core.sources.sql.names import quoted
+from sitemap_core.sources.sql.sqlite_pages import later
+
+__all__ = ["PageReads"]
+
+#: The type of the facts' dates for which PostgreSQL writes the lastmod text itself.
+_ZONED = "timestamp with time zone"
+
+
+def _utc_text(moment: str) -> str:
+    # PostgreSQL: a timestamptz as normalise_lastmod writes one in UTC (the fraction
+    # only when there is one), in one to_char.
+    utc = f"({moment}) AT TIME ZONE 'UTC'"
+    return f"replace(to_char({utc}, 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"+00:00\"'), '.000000+', '+')"
+
+
+class PageReads:
+    """The statements that read the page facts ``facts`` for an index on ``dialect``,
+    and what their rows mean."""
+
+    def __init__(self, facts: str, dialect: str = "sqlite") -> None:
+        f, layout = quoted("page_facts", facts), quoted("page_facts", f"{facts}_layout")
+        self._names = (f, layout)
+        self._dialect = dialect
+        # The type of the dates, asked with the summary (PostgreSQL only).
+        zoned = (
+            f", (SELECT format_type(atttypid, atttypmod) FROM pg_attribute"
+            f" WHERE attrelid = '{f}'::regclass AND attname = 'newest')"
+            if dialect == "postgresql"
+            else ""
+        )
+        #: The summary of the pages that list rows. The newest lastmod is the greater
+        #: of the largest date and the latest write, as a page's own is; dates kept as
+        #: text compare as text, exact while they share one form (as a column does).
+        self.summary_sql = (
+            "SELECT COUNT(*), COALESCE(SUM(urls), 0), MAX(newest), MAX(changed),"
+            " COALESCE(SUM(CASE WHEN newest IS NULL AND changed IS NULL THEN 1 ELSE 0 END), 0),"
+            f" (SELECT MAX(width) FROM {layout}){zoned} FROM {f} WHERE urls > 0"
+        )
+        #: The pages numbered [first, stop) that list rows, in order (parameters: see
+        #: PageFacts.bounds), each with the layout's epoch, width and kind of pages.
+        self.pages_sql = self._pages_sql("f.newest, f.changed")
+        #: How a row of :attr:`pages_sql` becomes a page.
+        self.page: Callable[[Any], Page] = _page
+
+    def _pages_sql(self, dates: str) -> str:
+        f, layout = self._names
+        return (
+            f"SELECT l.epoch, l.width, l.kind, f.page, f.urls, {dates}, f.version"
+            f" FROM {f} AS f CROSS JOIN {layout} AS l"
+            " WHERE f.page >= :low AND f.page < :high AND f.urls > 0 ORDER BY f.page"
+        )
+
+    def summary(self, row: Any) -> Summary:
+        """The :class:`Summary` of the row of :attr:`summary_sql`; on PostgreSQL with
+        zoned dates, the pages are read with their lastmod text from then on."""
+        pages, urls, newest, changed, undated, width = row[:6]
+        if row[6:] == (_ZONED,):
+            self._zoned()
+        if not pages:
+            return Summary(0, 0)
+        lastmod = None if undated else later(newest, changed)
+        return Summary(int(pages), int(urls), lastmod, int(width))
+
+    def _zoned(self) -> None:
+        # The dates are zoned: PostgreSQL writes each page's lastmod text from now on.
+        self.pages_sql = self._pages_sql(
+            f"{_utc_text('GREATEST(f.newest, f.changed)')}, NULL AS changed"
+        )
+        self.page = _page_of_text
+
+    def pages(self, rows: Iterable[Any]) -> Iterator[Page]:
+        """The pages of the rows of :attr:`pages_sql`, as the rows are read."""
+        return map(self.page, rows)
+
+
+def _page(row: Any) -> Page:
+    # The page of a row of the dates themselves (the same page as PageFacts.pages
+    # makes of its row).
+    epoch, width, kind, page, urls, newest, changed, version = row
+    return Page(
+        page + 1,
+        *_window(kind, page, width),
+        urls,
+        later(newest, changed),
+        (str(epoch), page, int(version)),
+    )
+
+
+def _page_of_text(row: Any) -> Page:
+    # The page of a row whose lastmod the database wrote as the sitemap's text.
+    epoch, width, kind, page, urls, lastmod, _, version = row
+    return Page(
+        page + 1,
+        *_window(kind, page, width),
+        urls,
+        None if lastmod is None else NormalisedLastmod(lastmod),
+        (str(epoch), page, int(version)),
+    )
+
+
+def _window(kind: str, page: int, width: int) -> tuple[int, int]:
+    # As PageFacts.pages: page p of integer keys holds the keys p * width + 1 to
+    # (p + 1) * width; a page of stored boundaries has a slot as wide, below 0 (see
+    # sitemap_core.sources.sql.bounds).
+    if kind == RANGES:
+        return page * width + 1, (page + 1) * width + 1
+    return -(page + 1) * width, -page * width

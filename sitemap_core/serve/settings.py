@@ -460,10 +460,12 @@ class Settings:
         if self.indexnow_key_file is not None:
             try:
                 return load_or_create_key(self.indexnow_key_file)
-            except OSError as exc:  # a folder not writable, a name the system refuses
+            except (OSError, ConfigurationError) as exc:
+                # A folder not writable, a name the system refuses, a path that is a
+                # folder, a file that holds no key: the setting is named, at start-up.
                 raise ConfigurationError(
                     f"indexnow_key_file={self.indexnow_key_file!r} (SITEMAP_INDEXNOW_KEY_FILE)"
-                    f" cannot hold a new key: {exc}"
+                    f" cannot hold the key: {exc}"
                 ) from None
         return self.indexnow_key
 

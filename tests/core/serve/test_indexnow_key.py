@@ -23,6 +23,8 @@ from sitemap_core.serve.indexnow_key import (
     key_file_path,
     load_or_create_key,
 )
+from sitemap_core.serve.settings import Settings
+from sitemap_core.sources.base import UrlSource
 
 KEY = "0123456789abcdef0123456789abcdef"
 
@@ -131,3 +133,17 @@ def test_a_key_file_that_appears_meanwhile_wins(
     monkeypatch.setattr(os, "link", racing_link)
     assert load_or_create_key(path) == KEY
     assert sorted(p.name for p in tmp_path.iterdir()) == ["key"]
+
+
+@pytest.mark.parametrize("holds", ["a folder", "no key"])
+def test_a_key_file_setting_that_cannot_hold_a_key_fails_at_start_naming_it(
+    tmp_path: Path, holds: str
+) -> None:
+    path = tmp_path / "key"
+    if holds == "a folder":
+        path.mkdir()
+    else:
+        path.write_text("not a key!\n", encoding="utf-8")
+    chosen = Settings(indexnow_key_file=str(path))
+    with pytest.raises(ConfigurationError, match=r"^indexnow_key_file=.*SITEMAP_INDEXNOW_KEY_FILE"):
+        chosen.site([UrlSource.from_object("s", ["https://example.com/a"])], None)

@@ -75,7 +75,11 @@ def check_setting(name: str, value: Any, flask: bool) -> None:
         assert spelt in str(error), (spelt, str(error))
         return
     cache = default_cache(chosen.cache) if not isinstance(chosen.cache, str) else None
-    site = chosen.site([UrlSource.from_object("s", ["https://example.com/a"])], cache)
+    try:  # the site is built at start-up: a key file that cannot hold a key fails there
+        site = chosen.site([UrlSource.from_object("s", ["https://example.com/a"])], cache)
+    except ConfigurationError as error:
+        assert name == "indexnow_key_file" and spelt in str(error), (spelt, str(error))
+        return
     base = chosen.base_policy().fixed or BaseURL.parse("https://example.com")
     for path in ("/robots.txt", "/sitemap.xml"):
         reply = respond(site, "GET", path, lambda: base, {})

@@ -9,8 +9,9 @@ the SQL sources, which run the statements (named parameters, double-quoted names
 
 On PostgreSQL, when the dates are ``timestamp with time zone`` (the type the
 documentation's tables use), the database writes each page's lastmod as the text the
-sitemap carries (the later of its newest row and its last write, in UTC), which
-costs it nothing and spares the reading of a datetime and its formatting per page.
+sitemap carries (the later of its newest row and its last write, in the session's time
+zone, as the driver reads a date), which costs it nothing and spares the reading of a
+datetime and its formatting per page.
 """
 
 from __future__ import annotations
@@ -29,11 +30,12 @@ __all__ = ["PageReads"]
 _ZONED = "timestamp with time zone"
 
 
-def _utc_text(moment: str) -> str:
-    # PostgreSQL: a timestamptz as normalise_lastmod writes one in UTC (the fraction
-    # only when there is one), in one to_char.
-    utc = f"({moment}) AT TIME ZONE 'UTC'"
-    return f"replace(to_char({utc}, 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"+00:00\"'), '.000000+', '+')"
+def _zoned_text(moment: str) -> str:
+    # PostgreSQL: a timestamptz as normalise_lastmod writes the datetime the driver
+    # reads, in the session's time zone (the fraction only when there is one), so the
+    # index says what the page's own path says, in one to_char.
+    text = f"to_char({moment}, 'YYYY-MM-DD\"T\"HH24:MI:SS.USTZH:TZM')"
+    return f"replace({text}, '.000000', '')"
 
 
 class PageReads:
@@ -87,7 +89,7 @@ class PageReads:
     def _zoned(self) -> None:
         # The dates are zoned: PostgreSQL writes each page's lastmod text from now on.
         self.pages_sql = self._pages_sql(
-            f"{_utc_text('GREATEST(f.newest, f.changed)')}, NULL AS changed"
+            f"{_zoned_text('GREATEST(f.newest, f.changed)')}, NULL AS changed"
         )
         self.page = _page_of_text
 

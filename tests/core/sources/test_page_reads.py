@@ -9,7 +9,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table, text
+from sqlalchemy import Column, DateTime, Integer, MetaData, String, Table, create_engine, text
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from sitemap_core import Site, UrlSource
@@ -154,3 +154,30 @@ def test_an_async_source_streams_the_same_index(adb: Db) -> None:
             await engine.dispose()
 
     assert anyio.run(run) == expected.body
+
+
+def test_a_session_time_zone_writes_the_same_text_streamed_and_one_by_one(db: Db) -> None:
+    if db.engine.dialect.name != "postgresql":
+        pytest.skip("a session time zone of its own is PostgreSQL's")
+    fill(db, range(1, 35))
+    zoned = create_engine(db.engine.url, connect_args={"options": "-c TimeZone=Etc/GMT-2"})
+    try:
+        source = streamed(
+            SQLAlchemySource(
+                zoned,
+                stamped,
+                key="id",
+                lastmod="at",
+                build=f"{ORIGIN}/s/{{slug}}",
+                page_facts="stamped_pages",
+            )
+        )
+        source.summary()  # learns that the dates are zoned: the database writes them
+        pages = list(source.stream(1, WHOLE))
+        one_by_one = [source.pages(p.number, p.number + 1)[0] for p in pages]
+        assert len(pages) == 4
+        # The index says what each page's own path says, in the session's offset.
+        assert [p.lastmod for p in pages] == [normalise_lastmod(p.lastmod) for p in one_by_one]
+        assert all(str(p.lastmod).endswith("+02:00") for p in pages)
+    finally:
+        zoned.dispose()

@@ -21,8 +21,10 @@ from typing import Any
 from sqlalchemy import BigInteger, Connection, Select, bindparam, inspect, select, text
 
 from sitemap_core.errors import ConfigurationError
-from sitemap_core.sources.sql.bounds import BUCKETS, StoredBounds
+from sitemap_core.sources.sql.bounds import BUCKETS, StoredBounds, dated_column
+from sitemap_core.sources.sql.date_bounds import DateBounds
 from sitemap_core.sources.sql.names import IDENTIFIER, quoted
+from sitemap_core.sources.sql.sqlite_bounds import unquoted
 
 __all__ = [
     "opening",
@@ -141,7 +143,16 @@ def reader(table: object, key: object, facts: str | None) -> StoredBounds | None
     return StoredBounds.of(name, column, facts)
 
 
-def stored_window(window: Select[Any], stored: StoredBounds | None) -> Select[Any]:
+def dated_reader(stored: StoredBounds | None, kind: str) -> DateBounds | None:
+    """The date buckets a source reads its pages with when the facts' layout records
+    the kind ``kind`` of date buckets on a column (see :mod:`.date_bounds`), else None."""
+    date = dated_column(kind)
+    if stored is None or date is None:
+        return None
+    return DateBounds.of(unquoted(stored.table), unquoted(stored.key), date, unquoted(stored.facts))
+
+
+def stored_window(window: Select[Any], stored: StoredBounds | DateBounds | None) -> Select[Any]:
     """``window`` (the rows of a range of integer keys) as the rows of the page of
     stored boundaries ``:page`` instead; raise when the source cannot name them."""
     if stored is None:
@@ -153,5 +164,5 @@ def stored_window(window: Select[Any], stored: StoredBounds | None) -> Select[An
     return (
         select(*window.selected_columns)
         .where(text(stored.in_page(stored.table, ":page")).bindparams(page))
-        .order_by(text(f"{stored.table}.{stored.key}"))
+        .order_by(*(text(column) for column in stored.position(stored.table).split(", ")))
     )

@@ -24,7 +24,7 @@ from sqlalchemy import ColumnElement, Connection, Dialect, Engine, inspect, text
 from sitemap_core.errors import ConfigurationError
 from sitemap_core.limits import MAX_URLS_PER_SITEMAP
 from sitemap_core.sources.sql import sqla_bounds, sqlite_pages
-from sitemap_core.sources.sql.bounds import MONTHS, RANGES, bounds_table, kind_of
+from sitemap_core.sources.sql.bounds import MONTHS, RANGES, bounds_table, dated_column, kind_of
 from sitemap_core.sources.sql.names import quoted
 
 __all__ = ["condition_sql", "install_page_facts"]
@@ -41,7 +41,7 @@ def install_page_facts(
     where: ColumnElement[bool] | None = None,
     recount: bool = False,
     stored_bounds: bool = False,
-    month_buckets: bool = False,
+    month_buckets: bool | str = False,
 ) -> None:
     """Create the page facts ``facts`` of ``table`` and the triggers that keep them.
 
@@ -53,10 +53,14 @@ def install_page_facts(
     count, and the source lists, the rows it holds for. ``stored_bounds=True`` pages
     a key of any type (text, a UUID) by stored boundaries that split a full page (see
     :mod:`sitemap_core.sources.sql.bounds`), ``month_buckets=True`` with a page per
-    month at least, for a text key that begins with its date. Commits (on a Connection already in a
-    transaction, the caller commits).
+    month at least, for a text key that begins with its date; ``month_buckets="published"``
+    (a column's name) with a page per month of that date column, for any key (see
+    :mod:`sitemap_core.sources.sql.date_bounds`; SQLite only for now). Commits (on a
+    Connection already in a transaction, the caller commits).
     """
-    options = _Options(lastmod, page_width, where, recount, kind_of(stored_bounds, month_buckets))
+    options = _Options(
+        lastmod, page_width, where, recount, kind_of(stored_bounds, month_buckets, key)
+    )
     if isinstance(target, Engine):
         with target.begin() as conn:
             _install(conn, table, key, facts, options)
@@ -106,13 +110,19 @@ def _install(conn: Connection, table: str, key: str, facts: str, options: _Optio
             where=condition or None,
             recount=options.recount,
             stored_bounds=options.kind != RANGES,
-            month_buckets=options.kind == MONTHS,
+            month_buckets=dated_column(options.kind) or options.kind == MONTHS,
         )
         return
     if dialect != "postgresql":
         raise ConfigurationError(
             f"no page facts DDL for the {dialect!r} dialect here (PostgreSQL and SQLite);"
             " docs/sqlalchemy.md gives the MySQL statements to run once"
+        )
+    if dated_column(options.kind) is not None:
+        raise ConfigurationError(
+            f"month_buckets={dated_column(options.kind)!r}: date buckets on a column are"
+            " installed on SQLite only for now (True, for a key that begins with its date,"
+            " works on PostgreSQL)"
         )
     width = sqlite_pages.checked_width(options.page_width)
     names = _Names(conn, table, key, facts, options.lastmod, condition, options.kind)

@@ -1,0 +1,202 @@
+"""Date buckets on a date column through SQLAlchemy: an integer-keyed blog table paged
+by the month of its ``published`` column, seen from outside (the index, each page's
+ETag and lastmod, the URLs the pages list), on SQLite and PostgreSQL (started by the
+tests, ``tests/postgres.py``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from lxml import etree
+from sqlalchemy import (
+    Column,
+    DateTime,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    delete,
+    insert,
+    select,
+    update,
+)
+
+from sitemap_core import ConfigurationError
+from sitemap_core.sources.sql.sqla import SQLAlchemySource, install_page_facts
+from tests.core.sources.test_sqla import ORIGIN, Db, make_db
+from tests.core.sources.test_sqla_pages import flask_client, snapshot
+
+WIDTH = 4
+metadata = MetaData()
+posts = Table(
+    "posts",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("published", DateTime(timezone=True), nullable=True),
+    Column("state", String(10), nullable=False, server_default="live"),
+)
+Index("posts_published", posts.c.published, posts.c.id)
+
+
+def at(month: int, day: int, hour: int = 0) -> datetime:
+    return datetime(2026, month, day, hour, tzinfo=UTC)
+
+
+#: Three months of five posts each, a day apart: ids 1 to 15.
+POSTS = [at(m, d) for m in (1, 2, 3) for d in range(1, 6)]
+
+
+@pytest.fixture(params=["sqlite"])
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
+    yield from make_db(request, tmp_path, request.param)
+
+
+def filled(db: Db, dates: list[datetime], **options: Any) -> Db:
+    with db.engine.begin() as conn:
+        metadata.create_all(conn)
+        conn.execute(insert(posts), [{"published": d} for d in dates])
+    install(db, **options)
+    return db
+
+
+def install(db: Db, **options: Any) -> None:
+    install_page_facts(
+        db.engine,
+        "posts",
+        "id",
+        "posts_pages",
+        lastmod="published",
+        page_width=WIDTH,
+        month_buckets="published",
+        **options,
+    )
+
+
+def source(db: Db) -> SQLAlchemySource:
+    return SQLAlchemySource(
+        db.engine,
+        posts,
+        key="id",
+        lastmod="published",
+        build=f"{ORIGIN}/p/{{id}}",
+        page_facts="posts_pages",
+    )
+
+
+def listing(client: Any, paths: Any) -> dict[str, list[int]]:
+    """The ids each page lists."""
+    out = {}
+    for path in paths:
+        root = etree.fromstring(client.get(path).data)
+        out[path] = [
+            int(str(loc.text).removeprefix(f"{ORIGIN}/p/"))
+            for loc in root.iterfind("{*}url/{*}loc")
+        ]
+    return out
+
+
+def months(db: Db) -> dict[int, str]:
+    with db.engine.connect() as conn:
+        rows = conn.execute(select(posts.c.id, posts.c.published).where(posts.c.state == "live"))
+        return {i: f"{d.year}-{d.month:02d}" for i, d in rows if d is not None}
+
+
+def test_a_page_per_month_and_one_write_one_page(db: Db) -> None:
+    client = flask_client(source(filled(db, POSTS)))
+    index, tags = snapshot(client.get)
+    pages = listing(client, index)
+    assert list(pages.values()) == [[1, 2, 3], [4, 5], [6, 7, 8], [9, 10], [11, 12, 13], [14, 15]]
+    writes = [
+        (delete(posts).where(posts.c.id == 7), ["/sitemap-posts-3.xml"]),
+        (
+            update(posts).where(posts.c.id == 4).values(published=at(1, 4, 5)),
+            ["/sitemap-posts-2.xml"],
+        ),
+        (insert(posts).values(published=at(2, 2, 8)), ["/sitemap-posts-3.xml"]),
+        # A date moved to another month: exactly its two pages.
+        (
+            update(posts).where(posts.c.id == 2).values(published=at(3, 2, 9)),
+            ["/sitemap-posts-1.xml", "/sitemap-posts-5.xml"],
+        ),
+    ]
+    for statement, changed in writes:
+        with db.engine.begin() as conn:
+            conn.execute(statement)
+        after_index, after_tags = snapshot(client.get)
+        assert [p for p in tags if tags[p] != after_tags[p]] == changed
+        assert [p for p in index if index[p] != after_index[p]] == changed
+        index, tags = after_index, after_tags
+    pages = listing(client, index)
+    assert pages["/sitemap-posts-5.xml"] == [11, 12, 2, 13]
+    assert sorted(i for ids in pages.values() for i in ids) == sorted(months(db))
+
+
+def test_a_new_month_and_a_split_move_no_other_url(db: Db) -> None:
+    client = flask_client(source(filled(db, POSTS)))
+    index, tags = snapshot(client.get)
+    with db.engine.begin() as conn:
+        conn.execute(insert(posts), [{"published": at(2, 2, h)} for h in (10, 11, 12)])
+        conn.execute(insert(posts).values(id=40, published=at(4, 1)))
+    after_index, after_tags = snapshot(client.get)
+    assert list(after_index) == [*index, "/sitemap-posts-7.xml", "/sitemap-posts-8.xml"]
+    assert [p for p in tags if tags[p] != after_tags[p]] == ["/sitemap-posts-3.xml"]
+    pages = listing(client, after_index)
+    assert sorted(i for ids in pages.values() for i in ids) == sorted(months(db))
+    for ids in pages.values():
+        assert len(ids) <= WIDTH
+        assert len({months(db)[i] for i in ids}) == 1
+
+
+def test_a_null_date_is_refused_naming_the_column(db: Db) -> None:
+    with pytest.raises(ConfigurationError, match="month_buckets='published'"):
+        filled(db, [*POSTS, None])  # type: ignore[list-item]
+
+
+operations = st.lists(
+    st.tuples(
+        st.sampled_from(["insert", "delete", "move", "hide"]),
+        st.integers(1, 30),
+        st.integers(1, 4),
+        st.integers(1, 3),
+    ),
+    max_size=40,
+)
+
+
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(operations)
+def test_random_writes_list_every_row_once(db: Db, ops: list[tuple[str, int, int, int]]) -> None:
+    with db.engine.begin() as conn:
+        metadata.create_all(conn)
+        conn.execute(delete(posts))
+        conn.execute(insert(posts), [{"id": i, "published": d} for i, d in enumerate(POSTS, 1)])
+    install(db, where=posts.c.state == "live", recount=True)
+    for op, post, month, day in ops:
+        statement = {
+            "insert": insert(posts).values(published=at(month, day)),
+            "delete": delete(posts).where(posts.c.id == post),
+            "move": update(posts).where(posts.c.id == post).values(published=at(month, day)),
+            "hide": update(posts).where(posts.c.id == post).values(state="hidden"),
+        }[op]
+        with db.engine.begin() as conn:
+            conn.execute(statement)
+    src = source(db)
+    live = months(db)
+    got = []
+    for page in list(src.stable_pages(1, 2**31)):
+        items = list(src.stable_items(page.start, page.stop))
+        ids = [int(str(loc).removeprefix(f"{ORIGIN}/p/")) for loc, _ in items]
+        assert len(ids) == page.urls <= WIDTH
+        assert len({live[i] for i in ids}) == 1
+        got += ids
+    assert len(got) == len(set(got))
+    assert sorted(got) == sorted(live)

@@ -8,20 +8,27 @@ that index, read by one range search, however large its month. Stored boundaries
 (see :mod:`sitemap_core.sources.sql.bounds`) cut that order: the table
 ``<facts>_bounds`` holds, per page, its lowest position ``(low_at, low)`` and the
 lowest position above it ``(high_at, high)`` (NULL ``high_at``: no upper bound). A
-month's first page starts at the month's name with no key (``('2026-03', NULL)``),
-which sorts below every date of the month as ISO text (``2026-03-01...``), so:
+month's first page starts below every row of the month and above every row before
+it (see below), so:
 
 * the first row of a new month starts a page numbered after the last, cut from the
-  range that holds the month's name, which holds no row of that month or after it:
+  range that holds the month's start, which holds no row of that month or after it:
   no row moves, no other page changes;
 * a full month splits within itself, at the middle of the full page's rows;
 * an ``UPDATE`` that moves a row's date to another month moves it from its page to a
   page of that month: exactly those two pages change;
-* a listed row needs a date in ISO form (``YYYY-MM-DD...``): a NULL or another form
-  is refused, at installation (naming the column) and by the triggers (``RAISE``),
-  since it has no month to be listed in.
+* a listed row needs a date: a NULL (on SQLite, also a date that is not ISO text,
+  ``YYYY-MM-DD...``) is refused, at installation (naming the column) and by the
+  triggers (an integrity error naming it), since it has no month to be listed in; a
+  ``where`` condition may leave such rows out (drafts).
 
-SQLite only here: dates are ISO text, a month is its first seven characters.
+On SQLite dates are ISO text, a month is its first seven characters and a month's
+first page starts at the month's name with no key (``('2026-03', NULL)``), below every
+date of the month. On PostgreSQL (``date``, ``timestamp`` or ``timestamptz``, whose
+months are UTC's) it starts at the month's first instant and the key below every key
+(``(2026-03-01 00:00+00, -2147483648)``), so a row at that instant is in its month;
+the trigger functions loop over the months a statement's rows arrive in, and a full
+page is cut in one pass (see :meth:`DateBounds.pg_split_function`).
 """
 
 from __future__ import annotations
@@ -61,6 +68,15 @@ class DateBounds:
     bounds: str
     lastmod: str | None = None
     condition: str = ""
+    #: The dialect's calendar, as SQL templates: a date ``{d}``'s month (``YYYY-MM``
+    #: text), a month ``{m}``'s start, the key below every key, a date above every
+    #: date, whether a date ``{d}`` has no month. SQLite's by default: ISO text dates,
+    #: whose month's name sorts below its dates (so no key is needed below them).
+    month_sql: str = "substr({d}, 1, 7)"
+    start_sql: str = "{m}"
+    first_key: str = "NULL"
+    top: str = "'~'"
+    undated_sql: str = f"({{d}} IS NULL OR typeof({{d}}) <> 'text' OR {{d}} NOT GLOB '{ISO}')"
 
     @classmethod
     def of(
@@ -96,8 +112,13 @@ class DateBounds:
         return f"{alias}.{self.date}, {alias}.{self.key}"
 
     def month(self, date: str) -> str:
-        """The month of the date ``date`` (an SQL expression): its first 7 characters."""
-        return f"substr({date}, 1, 7)"
+        """The month of the date ``date`` (an SQL expression), as ``YYYY-MM`` text."""
+        return self.month_sql.format(d=date)
+
+    def first_low(self, month: str) -> tuple[str, str]:
+        """The low of the first page of the month ``month`` (``YYYY-MM`` text, SQL):
+        below every row of the month, above every row before it."""
+        return self.start_sql.format(m=month), self.first_key
 
     def listed(self, alias: str) -> str:
         """`` AND (condition)`` for the rows of ``alias`` (``""`` without one)."""
@@ -105,9 +126,9 @@ class DateBounds:
         return f" AND ({self.condition})" if self.condition else ""
 
     def undated(self, alias: str) -> str:
-        """Whether the row ``alias`` has no month: a NULL date, or not in ISO form."""
-        d = f"{alias}.{self.date}"
-        return f"({d} IS NULL OR typeof({d}) <> 'text' OR {d} NOT GLOB '{ISO}')"
+        """Whether the row ``alias`` has no month: a NULL date (on SQLite, also a date
+        that is not ISO text)."""
+        return self.undated_sql.format(d=f"{alias}.{self.date}")
 
     def refusal(self) -> str:
         """The message that refuses a listed row without a month."""
@@ -125,24 +146,32 @@ class DateBounds:
         )
 
     def opening(self, image: str, listed: str) -> str:
-        """The trigger statements that give the month of the row image ``image`` its
-        first page when it has none: numbered after the last, from the month's name
-        up to the next page's low; the page below the month's name ends there (it
-        holds no row of the month or after it, so no row moves)."""
-        b, month = self.bounds, self.month(f"{image}.{self.date}")
-        return (
-            self.guard(image, listed) + f"INSERT INTO {b} (page, low_at, low, high_at, high)"
-            f" SELECT (SELECT COALESCE(MAX(page), -1) + 1 FROM {b}), {month}, NULL,"
-            f" (SELECT n.low_at FROM {b} AS n WHERE n.low_at > {month}"
-            " ORDER BY n.low_at, n.low LIMIT 1),"
-            f" (SELECT n.low FROM {b} AS n WHERE n.low_at > {month}"
-            " ORDER BY n.low_at, n.low LIMIT 1)"
-            f" WHERE {listed} AND NOT EXISTS (SELECT 1 FROM {b} WHERE low_at = {month});"
-            f" UPDATE {b} SET high_at = {month}, high = NULL WHERE {listed}"
-            f" AND (high_at IS NULL OR high_at <> {month} OR high IS NOT NULL) AND page ="
-            f" (SELECT page FROM {b} WHERE low_at < {month}"
-            " ORDER BY low_at DESC, low DESC LIMIT 1); "
-        )
+        """SQLite: the trigger statements that refuse the row image ``image`` without
+        a month and give its month its first page (see :meth:`opening_statements`),
+        when it is listed (``listed``, SQL)."""
+        statements = self.opening_statements(self.month(f"{image}.{self.date}"), listed)
+        return self.guard(image, listed) + "".join(f"{statement}; " for statement in statements)
+
+    def opening_statements(self, month: str, listed: str = "1 = 1") -> list[str]:
+        """The statements that give the month ``month`` (SQL) its first page when it
+        has none: numbered after the last, from the month's start up to the next
+        page's low; the page below the month's start ends there (it holds no row of
+        the month or after it, so no row moves)."""
+        b = self.bounds
+        at, key = self.first_low(month)
+        low = f"({at}, {key})"
+        nxt = f"FROM {b} AS n WHERE (n.low_at, n.low) > {low} ORDER BY n.low_at, n.low LIMIT 1"
+        first = "low IS NULL" if key == "NULL" else f"low = {key}"
+        return [
+            f"INSERT INTO {b} (page, low_at, low, high_at, high)"
+            f" SELECT (SELECT COALESCE(MAX(page), -1) + 1 FROM {b}), {at}, {key},"
+            f" (SELECT n.low_at {nxt}), (SELECT n.low {nxt}) WHERE {listed}"
+            f" AND NOT EXISTS (SELECT 1 FROM {b} WHERE low_at = {at} AND {first})",
+            f"UPDATE {b} SET high_at = {at}, high = {key} WHERE {listed}"
+            f" AND (high_at IS NULL OR high_at <> {at} OR NOT (high{first[3:]})) AND page ="
+            f" (SELECT page FROM {b} WHERE (low_at, low) < {low}"
+            " ORDER BY low_at DESC, low DESC LIMIT 1)",
+        ]
 
     def page_of(self, image: str) -> str:
         """The page of the row image ``image``: the page of the greatest low at or
@@ -154,11 +183,11 @@ class DateBounds:
 
     def in_page(self, alias: str, page: str) -> str:
         """Whether the row ``alias`` lies in page ``page``'s range (a range of the
-        index on (date, key); ``'~'`` sorts above every ISO date: no upper bound)."""
+        index on (date, key); :attr:`top` above every date: no upper bound)."""
         b, at = self.bounds, self.position(alias)
         return (
             f"({at}) >= (SELECT w.low_at, w.low FROM {b} AS w WHERE w.page = {page})"
-            f" AND ({at}) < (SELECT COALESCE(w.high_at, '~'), w.high FROM {b} AS w"
+            f" AND ({at}) < (SELECT COALESCE(w.high_at, {self.top}), w.high FROM {b} AS w"
             f" WHERE w.page = {page})"
         )
 
@@ -174,7 +203,7 @@ class DateBounds:
         """The newest date of the rows of ``alias`` (SQL aggregate)."""
         return "NULL" if self.lastmod is None else f"MAX({alias}.{self.lastmod})"
 
-    def pieces(self, width: int) -> str:
+    def pieces(self, width: int, where: str = "1 = 1") -> str:
         """The listed rows as ``d``, ``k``, ``lm``, ``part`` (their month) and the
         ``piece`` of their month each is in, numbered from 0 in (date, key) order: a
         month of no more than ``width`` rows is one piece (past months take few writes),
@@ -184,7 +213,7 @@ class DateBounds:
         rows = (
             f"SELECT s.{self.date} AS d, s.{self.key} AS k, {lm} AS lm,"
             f" {self.month(f's.{self.date}')} AS part FROM {self.table} AS s"
-            f" WHERE 1 = 1{self.listed('s')}"
+            f" WHERE {where}{self.listed('s')}"
         )
         ranked = (
             "SELECT d, k, lm, part, ROW_NUMBER() OVER (PARTITION BY part ORDER BY d, k) - 1"
@@ -205,11 +234,12 @@ class DateBounds:
             f" - 1 AS page FROM ({self.pieces(width)}) AS pieces_) AS z"
         )
         b, f = self.bounds, self.facts
+        at, key = self.first_low("part")
         return [
             f"DELETE FROM {f}",
             f"DELETE FROM {b}",
             f"INSERT INTO {b} (page, low_at, low, high_at, high) SELECT page,"
-            " CASE WHEN piece = 0 THEN part ELSE d END, CASE WHEN piece = 0 THEN NULL ELSE k"
+            f" CASE WHEN piece = 0 THEN {at} ELSE d END, CASE WHEN piece = 0 THEN {key} ELSE k"
             f" END, NULL, NULL FROM {cut} WHERE first = 1",
             f"UPDATE {b} SET (high_at, high) = (SELECT n.low_at, n.low FROM {b} AS n"
             f" WHERE n.page = {b}.page + 1)",
@@ -241,4 +271,43 @@ class DateBounds:
             f" UPDATE {f} SET urls = NEW.urls - (SELECT urls FROM {f} WHERE page = {new}),"
             f" newest = {newest}, changed = MAX({now}, COALESCE(changed, '')),"
             " version = version + 1 WHERE page = NEW.page;"
+        )
+
+    def pg_opening(self, arrived: str) -> str:
+        """PostgreSQL: the trigger function's statements that refuse arrived rows
+        (``arrived``: a FROM clause of rows ``r``) without a month, then give each of
+        their months its first page (see :meth:`opening_statements`)."""
+        rows = f"(SELECT r.* FROM {arrived}) AS r"
+        statements = " ".join(f"{s};" for s in self.opening_statements("part_"))
+        return (
+            f"IF EXISTS (SELECT 1 FROM {rows} WHERE {self.undated('r')}) THEN RAISE EXCEPTION"
+            f" USING ERRCODE = 'not_null_violation', MESSAGE = {quoted_text(self.refusal())};"
+            f" END IF; FOR part_ IN SELECT DISTINCT {self.month(f'r.{self.date}')} FROM {rows}"
+            f" LOOP {statements} END LOOP;"
+        )
+
+    def pg_split_function(self, function: str, width: int) -> str:
+        """PostgreSQL: the function ``function(page)`` that cuts a page of one month
+        over ``width`` rows into pieces of about half ``width``, in (date, key) order:
+        the first stays the page, the others are new pages after the last."""
+        b, f = self.bounds, self.facts
+        last = f"(SELECT MAX(page) FROM {b})"
+        return (
+            f"CREATE OR REPLACE FUNCTION {function}(split_page BIGINT) RETURNS void"
+            " LANGUAGE plpgsql AS $$ DECLARE top BIGINT; BEGIN"
+            f" top := {last};"
+            f" WITH z AS ({self.pieces(width, self.in_page('s', 'split_page'))}),"
+            f" cut AS (INSERT INTO {b} (page, low_at, low, high_at, high)"
+            " SELECT top + piece, d, k, NULL, NULL FROM z WHERE piece > 0 AND first = 1)"
+            f" INSERT INTO {f} AS x (page, urls, newest, changed, version)"
+            " SELECT CASE WHEN piece = 0 THEN split_page ELSE top + piece END, COUNT(*),"
+            " MAX(lm), clock_timestamp(), 1 FROM z GROUP BY piece"
+            " ON CONFLICT (page) DO UPDATE SET urls = excluded.urls, newest = excluded.newest,"
+            " changed = GREATEST(x.changed, excluded.changed), version = x.version + 1;"
+            f" UPDATE {b} SET (high_at, high) = (SELECT o.high_at, o.high FROM {b} AS o"
+            f" WHERE o.page = split_page) WHERE page = {last} AND page > top;"
+            f" UPDATE {b} SET (high_at, high) = (SELECT nx.low_at, nx.low FROM {b} AS nx"
+            f" WHERE nx.page = {b}.page + 1) WHERE page > top AND page < {last};"
+            f" UPDATE {b} SET (high_at, high) = (SELECT nx.low_at, nx.low FROM {b} AS nx"
+            " WHERE nx.page = top + 1) WHERE page = split_page; END $$"
         )

@@ -225,6 +225,7 @@ class _Base(Generic[_E]):
         self._stored = sqla_bounds.reader(table, key, page_facts)
         #: Date buckets on a column, when the facts' layout names them (see _noted).
         self._dated: DateBounds | None = None
+        self._engine_dialect = engine.dialect.name
         #: How an index reads them: a summary, then the pages as they stream.
         self._page_reads = (
             None if page_facts is None else PageReads(page_facts, engine.dialect.name)
@@ -255,10 +256,14 @@ class _Base(Generic[_E]):
         if layout:
             assert self._page_facts is not None
             self._condition = self._page_facts.condition(rows)
-            self._dated = sqla_bounds.dated_reader(self._stored, str(rows[0][4]))
+            self._dated = sqla_bounds.dated_reader(
+                self._stored, str(rows[0][4]), self._engine_dialect
+            )
         elif rows:
             self._condition = str(rows[0][-1])
-            self._dated = sqla_bounds.dated_reader(self._stored, str(rows[0][-2]))
+            self._dated = sqla_bounds.dated_reader(
+                self._stored, str(rows[0][-2]), self._engine_dialect
+            )
         return rows
 
     def _still(self, known: Version, row: Any) -> bool:

@@ -5,6 +5,7 @@ tests, ``tests/postgres.py``)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,10 +30,16 @@ from sqlalchemy import (
     text,
     update,
 )
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import create_async_engine
 
 from sitemap_core import ConfigurationError
-from sitemap_core.sources.sql.sqla import SQLAlchemySource, install_page_facts
-from tests.core.sources.test_sqla import ORIGIN, Db, make_db
+from sitemap_core.sources.sql.sqla import (
+    AsyncSQLAlchemySource,
+    SQLAlchemySource,
+    install_page_facts,
+)
+from tests.core.sources.test_sqla import ASYNC_DRIVERS, ORIGIN, Db, make_db
 from tests.core.sources.test_sqla_pages import flask_client, snapshot
 
 WIDTH = 4
@@ -57,6 +64,11 @@ POSTS = [at(m, d) for m in (1, 2, 3) for d in range(1, 6)]
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
+    yield from make_db(request, tmp_path, request.param)
+
+
+@pytest.fixture
+def adb(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
     yield from make_db(request, tmp_path, request.param)
 
 
@@ -227,3 +239,69 @@ def test_a_page_is_read_by_the_index_on_date_and_key(db: Db) -> None:
     assert "Seq Scan on posts" not in plan, plan
     assert "Index Cond: ((ROW(published, id) >= ROW($0, $1)) AND" in plan, plan
     assert "on posts_published" in plan, plan
+
+
+def test_one_statement_of_many_rows_over_months_lists_each_once(db: Db) -> None:
+    """A bulk INSERT into a past month (a page cut into several pieces at once on
+    PostgreSQL), a new month and an old one, then a bulk UPDATE across months."""
+    filled(db, POSTS)
+    with db.engine.begin() as conn:
+        rows = [{"published": at(2, 2, h)} for h in range(11)] + [{"published": at(5, 1)}]
+        conn.execute(insert(posts), [*rows, {"published": at(1, 3, 5)}])
+    with db.engine.begin() as conn:
+        conn.execute(update(posts).where(posts.c.id.between(3, 9)).values(published=at(4, 9)))
+    client = flask_client(source(db))
+    index, _ = snapshot(client.get)
+    pages = listing(client, index)
+    live = months(db)
+    for ids in pages.values():
+        assert 0 < len(ids) <= WIDTH
+        assert len({live[i] for i in ids}) == 1
+    assert sorted(i for ids in pages.values() for i in ids) == sorted(live)
+
+
+def test_a_write_of_a_null_date_is_refused_naming_the_column(db: Db) -> None:
+    filled(db, POSTS)
+    with pytest.raises(IntegrityError, match="published"), db.engine.begin() as conn:
+        conn.execute(insert(posts).values(published=None))
+    with pytest.raises(IntegrityError, match="published"), db.engine.begin() as conn:
+        conn.execute(update(posts).where(posts.c.id == 3).values(published=None))
+    assert sorted(months(db)) == list(range(1, 16))
+
+
+@pytest.mark.parametrize("adb", list(ASYNC_DRIVERS), indirect=True)
+def test_the_async_source_serves_the_same_documents(adb: Db) -> None:
+    from starlette.applications import Starlette
+    from starlette.testclient import TestClient
+
+    from asgi_sitemap import SitemapMiddleware
+
+    filled(adb, POSTS)
+    with adb.engine.begin() as conn:
+        conn.execute(insert(posts), [{"published": at(2, 2, h)} for h in range(5)])
+    sync = flask_client(source(adb))
+    expected = snapshot(sync.get)[0]
+    engine = create_async_engine(adb.async_url)
+    async_src = AsyncSQLAlchemySource(
+        engine,
+        posts,
+        key="id",
+        lastmod="published",
+        build=f"{ORIGIN}/p/{{id}}",
+        page_facts="posts_pages",
+    )
+    app = SitemapMiddleware(Starlette(), {"posts": async_src}, base_url=ORIGIN, page_size=WIDTH)
+    try:
+        with TestClient(app, base_url=ORIGIN) as client:
+
+            def get(path: str) -> Any:
+                response = client.get(path)
+                response.data = response.content
+                return response
+
+            assert snapshot(get)[0] == expected
+            assert listing(type("C", (), {"get": staticmethod(get)}), expected) == listing(
+                sync, expected
+            )
+    finally:
+        asyncio.run(engine.dispose())

@@ -6,8 +6,9 @@ tests, ``tests/postgres.py``)."""
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
@@ -17,12 +18,14 @@ from hypothesis import strategies as st
 from lxml import etree
 from sqlalchemy import (
     Column,
+    Date,
     DateTime,
     Index,
     Integer,
     MetaData,
     String,
     Table,
+    Uuid,
     delete,
     func,
     insert,
@@ -305,3 +308,46 @@ def test_the_async_source_serves_the_same_documents(adb: Db) -> None:
             )
     finally:
         asyncio.run(engine.dispose())
+
+
+def test_a_uuid_key_and_a_date_column(db: Db) -> None:
+    """A UUID key (the key below every key: the nil UUID) and a DATE column (a post on
+    the first of a month is in that month, at its first page's lower bound)."""
+    notes = Table(
+        "notes",
+        MetaData(),
+        Column("id", Uuid, primary_key=True),
+        Column("day", Date, nullable=False),
+        Index("notes_day", "day", "id"),
+    )
+    rows = [{"id": uuid.UUID(int=i), "day": date(2026, 1 + i % 4, 1 + i % 3)} for i in range(40)]
+    with db.engine.begin() as conn:
+        notes.metadata.create_all(conn)
+        conn.execute(insert(notes), rows)
+    options = {"lastmod": "day", "page_width": WIDTH, "month_buckets": "day"}
+    install_page_facts(db.engine, "notes", "id", "notes_pages", **options)  # type: ignore[arg-type]
+    with db.engine.begin() as conn:
+        conn.execute(insert(notes).values(id=uuid.UUID(int=0x7F << 120), day=date(2026, 6, 1)))
+        conn.execute(
+            update(notes).where(notes.c.id == uuid.UUID(int=1)).values(day=date(2026, 3, 1))
+        )
+    src = SQLAlchemySource(
+        db.engine,
+        notes,
+        key="id",
+        lastmod="day",
+        build=f"{ORIGIN}/n/{{id}}",
+        page_facts="notes_pages",
+    )
+    with db.engine.connect() as conn:
+        month = {str(i): d.month for i, d in conn.execute(select(notes.c.id, notes.c.day))}
+    got = []
+    for page in list(src.stable_pages(1, 2**31)):
+        ids = [
+            str(loc).removeprefix(f"{ORIGIN}/n/")
+            for loc, _ in src.stable_items(page.start, page.stop)
+        ]
+        assert len(ids) == page.urls <= WIDTH
+        assert len({month[i] for i in ids}) == 1
+        got += ids
+    assert sorted(got) == sorted(month)

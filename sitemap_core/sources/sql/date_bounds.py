@@ -161,17 +161,22 @@ class DateBounds:
         at, key = self.first_low(month)
         low = f"({at}, {key})"
         nxt = f"FROM {b} AS n WHERE (n.low_at, n.low) > {low} ORDER BY n.low_at, n.low LIMIT 1"
-        first = "low IS NULL" if key == "NULL" else f"low = {key}"
         return [
             f"INSERT INTO {b} (page, low_at, low, high_at, high)"
             f" SELECT (SELECT COALESCE(MAX(page), -1) + 1 FROM {b}), {at}, {key},"
             f" (SELECT n.low_at {nxt}), (SELECT n.low {nxt}) WHERE {listed}"
-            f" AND NOT EXISTS (SELECT 1 FROM {b} WHERE low_at = {at} AND {first})",
-            f"UPDATE {b} SET high_at = {at}, high = {key} WHERE {listed}"
-            f" AND (high_at IS NULL OR high_at <> {at} OR NOT (high{first[3:]})) AND page ="
+            f" AND NOT EXISTS (SELECT 1 FROM {b} WHERE low_at = {at}"
+            f" AND {self.is_key('low', key)})",
+            f"UPDATE {b} SET high_at = {at}, high = {key} WHERE {listed} AND (high_at IS NULL"
+            f" OR high_at <> {at} OR NOT {self.is_key('high', key)}) AND page ="
             f" (SELECT page FROM {b} WHERE (low_at, low) < {low}"
             " ORDER BY low_at DESC, low DESC LIMIT 1)",
         ]
+
+    @staticmethod
+    def is_key(column: str, key: str) -> str:
+        """Whether the bound ``column`` is the key ``key`` (SQL; NULL on SQLite)."""
+        return f"({column} IS NULL)" if key == "NULL" else f"({column} = {key})"
 
     def page_of(self, image: str) -> str:
         """The page of the row image ``image``: the page of the greatest low at or

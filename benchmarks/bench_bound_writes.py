@@ -18,7 +18,8 @@ and times, as medians of ``--writes`` writes each committed alone:
 ``articles (id INTEGER PRIMARY KEY, updated_at)`` with an index on ``(updated_at,
 id)``, dates spread over twelve months, ``month_buckets="updated_at"``): an INSERT of a
 new id dated now (this month), an UPDATE that dates a random row now (most often a
-move to another month: two pages), a DELETE of a row inserted before; no split timed.
+move to another month: two pages), a DELETE of a row inserted before; and the one
+INSERT that splits a page filled to the width (rows dated at its lower bound).
 
 Run from the repository root (about a minute at the default million rows)::
 
@@ -265,6 +266,42 @@ def sqlite_split(conn: sqlite3.Connection) -> float:
     return _clock(lambda: conn.execute("INSERT INTO articles VALUES (? || '-0', now_())", (low,)))
 
 
+#: A page of date buckets with an upper bound, and its earliest date: rows of that date
+#: with ids above every id fall in it.
+DATED_PAGE = (
+    "SELECT f.page, f.urls, (SELECT MIN(a.updated_at) FROM articles a WHERE a.updated_at"
+    " >= b.low_at AND a.updated_at < b.high_at) FROM articles_pages f"
+    " JOIN articles_pages_bounds b USING (page) WHERE b.high_at IS NOT NULL"
+    " ORDER BY f.page LIMIT 1"
+)
+
+
+def pg_dated_split(conn: psycopg.Connection) -> float:
+    """Seconds of the INSERT that splits a page of date buckets filled to the width."""
+    page, urls, low_at = conn.execute(DATED_PAGE).fetchone()
+    conn.execute(
+        "INSERT INTO articles SELECT 100000000 + i, %s FROM generate_series(1, %s) i",
+        (low_at, WIDTH - urls),
+    )
+    got = conn.execute("SELECT urls FROM articles_pages WHERE page = %s", (page,)).fetchone()
+    assert got[0] == WIDTH
+    return _clock(lambda: conn.execute("INSERT INTO articles VALUES (1000000000, %s)", (low_at,)))
+
+
+def sqlite_dated_split(conn: sqlite3.Connection) -> float:
+    """Seconds of the INSERT that splits a page of date buckets filled to the width."""
+    page, urls, low_at = conn.execute(DATED_PAGE).fetchone()
+    conn.execute("BEGIN")
+    conn.executemany(
+        "INSERT INTO articles VALUES (?, ?)",
+        ((100_000_000 + i, low_at) for i in range(WIDTH - urls)),
+    )
+    conn.execute("COMMIT")
+    got = conn.execute("SELECT urls FROM articles_pages WHERE page = ?", (page,)).fetchone()
+    assert got[0] == WIDTH
+    return _clock(lambda: conn.execute("INSERT INTO articles VALUES (1000000000, ?)", (low_at,)))
+
+
 def postgres_dated(rows: int, writes: int) -> dict[str, object]:
     """As :func:`postgres`, for date buckets on a date column (see the module)."""
     with start_postgres(DURABLE) as url:
@@ -300,13 +337,14 @@ def postgres_dated(rows: int, writes: int) -> dict[str, object]:
             )
             run.singles(50, "%s")  # warm-up
             timed = run.singles(writes, "%s")
+            split = pg_dated_split(conn)
             version = conn.execute("SHOW server_version").fetchone()
     server = f"PostgreSQL {version[0] if version else '?'}, date column"
     return {
         "install": install,
         "with": timed["articles"],
         "bare": timed["bare"],
-        "split": None,
+        "split": split,
         "server": server,
     }
 
@@ -344,12 +382,13 @@ def sqlite_dated(rows: int, writes: int) -> dict[str, object]:
         run = Writes(conn.execute, rows, False, dated=True)
         run.singles(50, "?")
         timed = run.singles(writes, "?")
+        split = sqlite_dated_split(conn)
         conn.close()
     return {
         "install": seconds,
         "with": timed["articles"],
         "bare": timed["bare"],
-        "split": None,
+        "split": split,
         "server": f"SQLite {sqlite3.sqlite_version}, date column",
     }
 

@@ -319,6 +319,7 @@ class SQLiteSource:
             if page_facts is None
             else StoredBounds.of(table, key, page_facts).window_sql(selected, ":page")
         )
+        self._bounds_sql = self._stored_sql
         # Date buckets on a column (a kind the layout names): their rows' range.
         self._dated_sql = partial(_dated_sql, table, key, page_facts, selected)
         self._condition: str | None = None
@@ -454,8 +455,7 @@ class SQLiteSource:
         # The facts' condition, and with date buckets on a column, their pages' rows.
         self._condition = condition
         date = dated_column(kind)
-        if date is not None:
-            self._stored_sql = self._dated_sql(date)
+        self._stored_sql = self._bounds_sql if date is None else self._dated_sql(date)
 
     def stable_items(self, start: int, stop: int) -> Iterator[Item]:
         """The entries of the rows whose keys lie in ``[start, stop)``, in key order:

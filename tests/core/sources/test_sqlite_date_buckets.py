@@ -285,3 +285,28 @@ def test_random_writes_list_every_row_once(
     assert len(got) == len(set(got))
     assert sorted(got) == sorted(live)
     assert counted == len(live)
+
+
+def test_a_running_source_follows_the_kind_of_pages_installed(tmp_path: Path) -> None:
+    """One source while the installation changes from date buckets to stored
+    boundaries on the key and back: each page read lists the rows of its kind."""
+    path = make_db(tmp_path / "blog.db", POSTS)
+    src = source(path)
+
+    def ids() -> list[int]:
+        got = []
+        for page in list(src.stable_pages(1, 2**31)):
+            one = next(iter(src.stable_pages(page.number, page.number + 1)))
+            got += [
+                int(loc.removeprefix(f"{ORIGIN}/"))
+                for loc, _ in src.stable_items(one.start, one.stop)
+            ]
+        return got
+
+    assert ids() == list(range(1, 16))
+    with closing(sqlite3.connect(path)) as db:
+        install_page_facts(db, "posts", "id", "posts_pages", page_width=WIDTH, stored_bounds=True)
+    assert sorted(ids()) == list(range(1, 16))
+    with closing(sqlite3.connect(path)) as db:
+        install(db)
+    assert ids() == list(range(1, 16))

@@ -14,9 +14,17 @@ and times, as medians of ``--writes`` writes each committed alone:
 * the one write that splits a full page: a page filled to 50,000 rows first, then one
   INSERT into it (with the triggers only: bare, nothing splits).
 
+``--date-column``: date buckets on a date column instead (an integer-keyed blog table,
+``articles (id INTEGER PRIMARY KEY, updated_at)`` with an index on ``(updated_at,
+id)``, dates spread over twelve months, ``month_buckets="updated_at"``): an INSERT of a
+new id dated now (this month), an UPDATE that dates a random row now (most often a
+move to another month: two pages), a DELETE of a row inserted before; and the one
+INSERT that splits a page filled to the width (rows dated at its lower bound).
+
 Run from the repository root (about a minute at the default million rows)::
 
-    .venv/bin/python benchmarks/bench_bound_writes.py [--rows N] [--writes N] [--month-buckets]
+    .venv/bin/python benchmarks/bench_bound_writes.py [--rows N] [--writes N]
+        [--month-buckets | --date-column]
 """
 
 from __future__ import annotations
@@ -81,12 +89,23 @@ class Writes:
     ``commit`` as the driver has them)."""
 
     def __init__(
-        self, execute: Callable[[str, tuple[object, ...]], object], rows: int, months: bool
+        self,
+        execute: Callable[[str, tuple[object, ...]], object],
+        rows: int,
+        months: bool,
+        dated: bool = False,
     ) -> None:
         self.execute = execute
         self.rows = rows
         self.months = months
         self.fresh = rows * 10
+        #: The key column, and the key of row ``i`` (an id with a date column).
+        self.k = "id" if dated else "slug"
+        self.key: Callable[[int], object] = (lambda i: i) if dated else self.slug
+
+    def slug(self, i: int) -> str:
+        """The slug of row ``i``."""
+        return slug(i, self.months)
 
     def singles(self, count: int, mark: str) -> dict[str, dict[str, float]]:
         """Median seconds of ``count`` INSERTs, UPDATEs and DELETEs, each on
@@ -99,25 +118,27 @@ class Writes:
         self.fresh += count
         pick = random.Random(count)
         for i in range(first, first + count):
-            new, old = slug(i, self.months), slug(pick.randrange(self.rows), self.months)
+            new, old = self.key(i), self.key(pick.randrange(self.rows))
             for table, kinds in times.items():
                 kinds["insert"].append(
                     self.timed(f"INSERT INTO {table} VALUES ({mark}, now_())", new)
                 )
                 kinds["update"].append(
-                    self.timed(f"UPDATE {table} SET updated_at = now_() WHERE slug = {mark}", old)
+                    self.timed(
+                        f"UPDATE {table} SET updated_at = now_() WHERE {self.k} = {mark}", old
+                    )
                 )
         for i in range(first, first + count):
             for table, kinds in times.items():
                 kinds["delete"].append(
-                    self.timed(f"DELETE FROM {table} WHERE slug = {mark}", slug(i, self.months))
+                    self.timed(f"DELETE FROM {table} WHERE {self.k} = {mark}", self.key(i))
                 )
         return {
             table: {kind: statistics.median(values) for kind, values in kinds.items()}
             for table, kinds in times.items()
         }
 
-    def timed(self, sql: str, key: str) -> float:
+    def timed(self, sql: str, key: object) -> float:
         """Seconds of one statement of one key."""
         return _clock(lambda: self.execute(sql, (key,)))
 
@@ -245,6 +266,133 @@ def sqlite_split(conn: sqlite3.Connection) -> float:
     return _clock(lambda: conn.execute("INSERT INTO articles VALUES (? || '-0', now_())", (low,)))
 
 
+#: A page of date buckets with an upper bound, and its earliest date: rows of that date
+#: with ids above every id fall in it.
+DATED_PAGE = (
+    "SELECT f.page, f.urls, (SELECT MIN(a.updated_at) FROM articles a WHERE a.updated_at"
+    " >= b.low_at AND a.updated_at < b.high_at) FROM articles_pages f"
+    " JOIN articles_pages_bounds b USING (page) WHERE b.high_at IS NOT NULL"
+    " ORDER BY f.page LIMIT 1"
+)
+
+
+def pg_dated_split(conn: psycopg.Connection) -> float:
+    """Seconds of the INSERT that splits a page of date buckets filled to the width."""
+    page, urls, low_at = conn.execute(DATED_PAGE).fetchone()
+    conn.execute(
+        "INSERT INTO articles SELECT 100000000 + i, %s FROM generate_series(1, %s) i",
+        (low_at, WIDTH - urls),
+    )
+    got = conn.execute("SELECT urls FROM articles_pages WHERE page = %s", (page,)).fetchone()
+    assert got[0] == WIDTH
+    return _clock(lambda: conn.execute("INSERT INTO articles VALUES (1000000000, %s)", (low_at,)))
+
+
+def sqlite_dated_split(conn: sqlite3.Connection) -> float:
+    """Seconds of the INSERT that splits a page of date buckets filled to the width."""
+    page, urls, low_at = conn.execute(DATED_PAGE).fetchone()
+    conn.execute("BEGIN")
+    conn.executemany(
+        "INSERT INTO articles VALUES (?, ?)",
+        ((100_000_000 + i, low_at) for i in range(WIDTH - urls)),
+    )
+    conn.execute("COMMIT")
+    got = conn.execute("SELECT urls FROM articles_pages WHERE page = ?", (page,)).fetchone()
+    assert got[0] == WIDTH
+    return _clock(lambda: conn.execute("INSERT INTO articles VALUES (1000000000, ?)", (low_at,)))
+
+
+def postgres_dated(rows: int, writes: int) -> dict[str, object]:
+    """As :func:`postgres`, for date buckets on a date column (see the module)."""
+    with start_postgres(DURABLE) as url:
+        dsn = url.replace("postgresql+psycopg://", "postgresql://")
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute("CREATE TABLE articles (id BIGINT PRIMARY KEY, updated_at TIMESTAMPTZ)")
+            conn.execute(
+                "INSERT INTO articles SELECT i, make_timestamptz(2026, 1 + i %% 12,"
+                " 1 + i %% 28, i %% 24, 0, 0, 'UTC') FROM generate_series(0, %s) i",
+                (rows - 1,),
+            )
+            conn.execute("CREATE INDEX articles_dated ON articles (updated_at, id)")
+            engine = create_engine(url)
+            install = _clock(
+                lambda: sqla_pages.install_page_facts(
+                    engine,
+                    "articles",
+                    "id",
+                    "articles_pages",
+                    lastmod="updated_at",
+                    month_buckets="updated_at",
+                )
+            )
+            engine.dispose()
+            conn.execute("CREATE TABLE bare (LIKE articles INCLUDING ALL)")
+            conn.execute("INSERT INTO bare SELECT * FROM articles")
+            conn.execute("VACUUM ANALYZE")
+            run = Writes(
+                lambda sql, params: conn.execute(sql.replace("now_()", "now()"), params),
+                rows,
+                False,
+                dated=True,
+            )
+            run.singles(50, "%s")  # warm-up
+            timed = run.singles(writes, "%s")
+            split = pg_dated_split(conn)
+            version = conn.execute("SHOW server_version").fetchone()
+    server = f"PostgreSQL {version[0] if version else '?'}, date column"
+    return {
+        "install": install,
+        "with": timed["articles"],
+        "bare": timed["bare"],
+        "split": split,
+        "server": server,
+    }
+
+
+def sqlite_dated(rows: int, writes: int) -> dict[str, object]:
+    """As :func:`sqlite`, for date buckets on a date column (see the module)."""
+    with tempfile.TemporaryDirectory() as folder:
+        conn = sqlite3.connect(Path(folder) / "bench.db", isolation_level=None)
+        conn.create_function("now_", 0, lambda: time.strftime("%Y-%m-%dT%H:%M:%SZ"))
+        for table in ("articles", "bare"):
+            conn.execute(f"CREATE TABLE {table} (id INTEGER PRIMARY KEY, updated_at TEXT)")
+            conn.execute(f"CREATE INDEX {table}_dated ON {table} (updated_at, id)")
+        conn.execute("BEGIN")
+        conn.executemany(
+            "INSERT INTO articles VALUES (?, ?)",
+            (
+                (i, f"2026-{1 + i % 12:02d}-{1 + i % 28:02d}T{i % 24:02d}:00:00Z")
+                for i in range(rows)
+            ),
+        )
+        conn.execute("INSERT INTO bare SELECT * FROM articles")
+        conn.execute("COMMIT")
+
+        def install() -> None:
+            sqlite_pages.install_page_facts(
+                conn,
+                "articles",
+                "id",
+                "articles_pages",
+                lastmod="updated_at",
+                month_buckets="updated_at",
+            )
+
+        seconds = _clock(install)
+        run = Writes(conn.execute, rows, False, dated=True)
+        run.singles(50, "?")
+        timed = run.singles(writes, "?")
+        split = sqlite_dated_split(conn)
+        conn.close()
+    return {
+        "install": seconds,
+        "with": timed["articles"],
+        "bare": timed["bare"],
+        "split": split,
+        "server": f"SQLite {sqlite3.sqlite_version}, date column",
+    }
+
+
 def machine() -> str:
     """What the figures were measured on: the commit, CPUs, Python and the load."""
     commit = subprocess.run(
@@ -276,8 +424,9 @@ def report(results: dict[str, dict[str, object]], rows: int, writes: int) -> str
         )
         ratios = ", ".join(f"{with_[k] / bare[k]:.2f}x" for k in ("insert", "update", "delete"))
         split, install = got["split"], got["install"]
-        assert isinstance(split, float) and isinstance(install, float)
-        lines.append(f"| {got['server']} | {cells} ({ratios}) | {ms(split)} ms | {install:.1f} s |")
+        assert isinstance(install, float)
+        cut = "not timed" if not isinstance(split, float) else f"{ms(split)} ms"
+        lines.append(f"| {got['server']} | {cells} ({ratios}) | {cut} | {install:.1f} s |")
     return "\n".join(lines)
 
 
@@ -288,10 +437,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--month-buckets", action="store_true", help="keys after a date, in date buckets"
     )
+    parser.add_argument(
+        "--date-column",
+        action="store_true",
+        help="an integer-keyed table in date buckets on its date column",
+    )
     args = parser.parse_args(argv)
-    results = {"sqlite": sqlite(args.rows, args.writes, args.month_buckets)}
+    if args.date_column:
+        results = {"sqlite": sqlite_dated(args.rows, args.writes)}
+    else:
+        results = {"sqlite": sqlite(args.rows, args.writes, args.month_buckets)}
     try:
-        results["postgresql"] = postgres(args.rows, args.writes, args.month_buckets)
+        results["postgresql"] = (
+            postgres_dated(args.rows, args.writes)
+            if args.date_column
+            else postgres(args.rows, args.writes, args.month_buckets)
+        )
     except Unavailable as exc:
         print(f"PostgreSQL is not available: {exc}", file=sys.stderr)
     print(report(results, args.rows, args.writes))

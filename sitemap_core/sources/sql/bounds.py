@@ -36,15 +36,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sitemap_core.errors import ConfigurationError
 from sitemap_core.sources.sql.names import quoted
 
 __all__ = [
     "BUCKETS",
+    "DATED",
     "MONTHS",
     "RANGES",
     "STORED",
     "StoredBounds",
     "bounds_table",
+    "dated_column",
+    "dated_kind",
     "kind_of",
     "stored_page",
 ]
@@ -56,8 +60,36 @@ RANGES, STORED, MONTHS = "", "stored", "stored-month"
 BUCKETS = {STORED: 0, MONTHS: len("2026-03")}
 
 
-def kind_of(stored_bounds: bool, month_buckets: bool) -> str:
-    """The kind of pages an installation asks for."""
+#: The prefix of the kind of pages of date buckets on a column (``month-of:published``).
+DATED = "month-of:"
+
+
+def dated_kind(column: str) -> str:
+    """The kind of pages that date buckets on ``column`` record in the layout."""
+    return f"{DATED}{column}"
+
+
+def dated_column(kind: str) -> str | None:
+    """The date column of a kind of pages of date buckets, else None."""
+    return kind.removeprefix(DATED) if kind.startswith(DATED) else None
+
+
+def kind_of(stored_bounds: bool, month_buckets: bool | str, key: str) -> str:
+    """The kind of pages an installation asks for: ``month_buckets`` True for a key
+    that begins with its date, a column's name for date buckets on that column (see
+    :mod:`.date_bounds`); raise on any other value, naming the argument."""
+    if isinstance(month_buckets, str):
+        if not month_buckets or month_buckets == key:
+            raise ConfigurationError(
+                f"month_buckets={month_buckets!r}: give the name of the date column the"
+                " months are read from (not the key), or True for a text key that begins"
+                " with its date"
+            )
+        return dated_kind(month_buckets)
+    if not isinstance(month_buckets, bool):
+        raise ConfigurationError(
+            f"month_buckets must be True, False or a date column's name, got {month_buckets!r}"
+        )
     if month_buckets:
         return MONTHS
     return STORED if stored_bounds else RANGES
@@ -123,6 +155,10 @@ class StoredBounds:
     def kind(self) -> str:
         """The kind of pages these boundaries make (see :data:`BUCKETS`)."""
         return MONTHS if self.bucket else STORED
+
+    def position(self, alias: str) -> str:
+        """The row ``alias``'s position in the pages' order: its key."""
+        return f"{alias}.{self.key}"
 
     def opening(self, image: str) -> list[str]:
         """With date buckets, the statements that give the bucket of the row image

@@ -114,6 +114,7 @@ from sitemap_core.sources.pages import Page, Summary
 from sitemap_core.sources.scope import request_notes
 from sitemap_core.sources.sql import sqla_bounds
 from sitemap_core.sources.sql.bounds import stored_page
+from sitemap_core.sources.sql.date_bounds import DateBounds
 from sitemap_core.sources.sql.page_reads import PageReads
 from sitemap_core.sources.sql.ranks import Plan, Step, Version, started
 from sitemap_core.sources.sql.sqla_pages import install_page_facts
@@ -222,6 +223,9 @@ class _Base(Generic[_E]):
         self._page_facts = None if page_facts is None else PageFacts(page_facts)
         #: What reads a page of stored boundaries (see sqla_bounds).
         self._stored = sqla_bounds.reader(table, key, page_facts)
+        #: Date buckets on a column, when the facts' layout names them (see _noted).
+        self._dated: DateBounds | None = None
+        self._engine_dialect = engine.dialect.name
         #: How an index reads them: a summary, then the pages as they stream.
         self._page_reads = (
             None if page_facts is None else PageReads(page_facts, engine.dialect.name)
@@ -241,7 +245,7 @@ class _Base(Generic[_E]):
             window, params = self._sql.window, {"low": start, "high": stop}
         else:
             window, params = (
-                sqla_bounds.stored_window(self._sql.window, self._stored),
+                sqla_bounds.stored_window(self._sql.window, self._dated or self._stored),
                 {"page": page},
             )
         condition = self._condition
@@ -252,8 +256,14 @@ class _Base(Generic[_E]):
         if layout:
             assert self._page_facts is not None
             self._condition = self._page_facts.condition(rows)
+            self._dated = sqla_bounds.dated_reader(
+                self._stored, str(rows[0][4]), self._engine_dialect
+            )
         elif rows:
             self._condition = str(rows[0][-1])
+            self._dated = sqla_bounds.dated_reader(
+                self._stored, str(rows[0][-2]), self._engine_dialect
+            )
         return rows
 
     def _still(self, known: Version, row: Any) -> bool:

@@ -16,17 +16,22 @@ error, to retry, rather than a miscounted page).
 
 from __future__ import annotations
 
+import datetime as dt
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import BigInteger, Connection, Select, bindparam, inspect, select, text
 
 from sitemap_core.errors import ConfigurationError
-from sitemap_core.sources.sql.bounds import BUCKETS, StoredBounds
+from sitemap_core.sources.sql.bounds import BUCKETS, StoredBounds, dated_column
+from sitemap_core.sources.sql.date_bounds import DateBounds
 from sitemap_core.sources.sql.names import IDENTIFIER, quoted
+from sitemap_core.sources.sql.sqlite_bounds import unquoted
 
 __all__ = [
     "opening",
     "prepare",
+    "prepare_dated",
     "reader",
     "split_function",
     "stored_body",
@@ -117,15 +122,112 @@ def stored_body(upsert: str, bump: str, split: str, width: int, opening: str = "
     )
 
 
-def opening(stored: StoredBounds, arrived: str) -> str:
+def opening(stored: StoredBounds | DateBounds, arrived: str) -> str:
     """Date buckets: the loop that gives each bucket the rows of ``arrived`` (an SQL
     query whose rows are ``r``) fall in its first page; ``""`` without buckets."""
+    if isinstance(stored, DateBounds):
+        return stored.pg_opening(arrived)
     if not stored.bucket:
         return ""
     statements = stored.bucket_statements("part_")
     buckets = f"SELECT DISTINCT {stored.part(f'r.{stored.key}')} FROM {arrived}"
     body = " ".join(f"{statement};" for statement in statements)
     return f"FOR part_ IN {buckets} LOOP {body} END LOOP;"
+
+
+#: The key below every key, per Python type of the key and its SQL type's name.
+_LOWEST = {
+    ("int", "SMALLINT"): "-32768",
+    ("int", "INTEGER"): "-2147483648",
+    ("int", "BIGINT"): "-9223372036854775808",
+    ("str", ""): "''",
+    ("UUID", ""): "'00000000-0000-0000-0000-000000000000'",
+}
+
+
+def prepare_dated(conn: Connection, dated: DateBounds, types: tuple[Any, Any]) -> DateBounds:
+    """The date buckets ``dated`` on PostgreSQL: its calendar for the date column's
+    and key's SQL types ``types`` (a month's start, the key below every key), after
+    checking the index on (date, key) and that no listed row has a NULL date; its
+    boundaries table created. Raise naming month_buckets otherwise."""
+    table, key, date = unquoted(dated.table), unquoted(dated.key), dated.column
+    date_type, key_type = types
+    lowest = _LOWEST.get((key_type.python_type.__name__, _int_name(key_type, conn)))
+    if lowest is None or date_type.python_type not in (dt.date, dt.datetime):
+        raise ConfigurationError(
+            f"month_buckets={date!r}: date buckets need a date or timestamp column and an"
+            " integer, text or UUID key"
+        )
+    found = [i["column_names"][:2] for i in inspect(conn).get_indexes(table)]
+    if [date, key] not in found:
+        raise ConfigurationError(
+            f"month_buckets={date!r}: table {table!r} has no index on ({date}, {key}), which"
+            f" each page's rows are read by: CREATE INDEX ... ON {table} ({date}, {key})"
+        )
+    date_sql, key_sql = (t.compile(dialect=conn.dialect) for t in types)
+    utc = " AT TIME ZONE 'UTC'" if getattr(date_type, "timezone", False) else ""
+    dated = replace(
+        dated,
+        month_sql=f"to_char({{d}}{utc}, 'YYYY-MM')",
+        start_sql=f"CAST({{m}} || '-01 00:00:00+00' AS {date_sql})",
+        first_key=f"CAST({lowest} AS {key_sql})",
+        top=f"CAST('infinity' AS {date_sql})",
+        undated_sql="{d} IS NULL",
+    )
+    _refuse_undated(conn, dated)
+    _create_dated(conn, dated, date_sql, _collated(conn, table, key, key_sql))
+    return dated
+
+
+def _int_name(key_type: Any, conn: Connection) -> str:
+    # The SQL type's name of an integer key (which lowest key it has), else "".
+    if key_type.python_type is not int:
+        return ""
+    return str(key_type.compile(dialect=conn.dialect)).upper()
+
+
+def _refuse_undated(conn: Connection, dated: DateBounds) -> None:
+    # No listed row may have a NULL date: it has no month to be listed in.
+    bad = conn.exec_driver_sql(
+        f"SELECT COUNT(*) FROM {dated.table} AS s WHERE {dated.undated('s')}{dated.listed('s')}"
+    ).scalar()
+    if bad:
+        raise ConfigurationError(
+            f"month_buckets={dated.column!r}: {bad} listed rows have a NULL {dated.column}:"
+            " they have no month to be listed in (give them one, or a where condition that"
+            " leaves them out)"
+        )
+
+
+def _create_dated(conn: Connection, dated: DateBounds, date_sql: str, key_sql: str) -> None:
+    # The boundaries table of date buckets (one of another kind dropped: a recount
+    # follows), and its index on the lows.
+    columns = conn.exec_driver_sql(
+        "SELECT column_name FROM information_schema.columns WHERE table_schema ="
+        f" current_schema() AND table_name = '{unquoted(dated.bounds)}'"
+    ).scalars()
+    if "low" in (names := set(columns)) and "low_at" not in names:
+        conn.exec_driver_sql(f"DROP TABLE {dated.bounds}")
+    conn.exec_driver_sql(
+        f"CREATE TABLE IF NOT EXISTS {dated.bounds} (page BIGINT PRIMARY KEY,"
+        f" low_at {date_sql}, low {key_sql}, high_at {date_sql}, high {key_sql})"
+    )
+    index = quoted("index", f"{unquoted(dated.facts)}_bounds_at")
+    conn.exec_driver_sql(
+        f"CREATE UNIQUE INDEX IF NOT EXISTS {index} ON {dated.bounds} (low_at, low)"
+    )
+
+
+def _collated(conn: Connection, table: str, key: str, key_sql: str) -> str:
+    # The key's SQL type with its collation, if it has one.
+    collation = conn.execute(
+        text(
+            "SELECT collation_name FROM information_schema.columns WHERE table_schema ="
+            " current_schema() AND table_name = :t AND column_name = :c"
+        ),
+        {"t": table, "c": key},
+    ).scalar()
+    return key_sql if collation is None else f"{key_sql} COLLATE {quoted('collation', collation)}"
 
 
 def reader(table: object, key: object, facts: str | None) -> StoredBounds | None:
@@ -141,7 +243,20 @@ def reader(table: object, key: object, facts: str | None) -> StoredBounds | None
     return StoredBounds.of(name, column, facts)
 
 
-def stored_window(window: Select[Any], stored: StoredBounds | None) -> Select[Any]:
+def dated_reader(stored: StoredBounds | None, kind: str, dialect: str) -> DateBounds | None:
+    """The date buckets a source reads its pages with when the facts' layout records
+    the kind ``kind`` of date buckets on a column (see :mod:`.date_bounds`), else None."""
+    date = dated_column(kind)
+    if stored is None or date is None:
+        return None
+    dated = DateBounds.of(
+        unquoted(stored.table), unquoted(stored.key), date, unquoted(stored.facts)
+    )
+    # PostgreSQL's dates all have an infinity above them (its type is the bound's).
+    return replace(dated, top="'infinity'") if dialect == "postgresql" else dated
+
+
+def stored_window(window: Select[Any], stored: StoredBounds | DateBounds | None) -> Select[Any]:
     """``window`` (the rows of a range of integer keys) as the rows of the page of
     stored boundaries ``:page`` instead; raise when the source cannot name them."""
     if stored is None:
@@ -153,5 +268,5 @@ def stored_window(window: Select[Any], stored: StoredBounds | None) -> Select[An
     return (
         select(*window.selected_columns)
         .where(text(stored.in_page(stored.table, ":page")).bindparams(page))
-        .order_by(text(f"{stored.table}.{stored.key}"))
+        .order_by(*(text(column) for column in stored.position(stored.table).split(", ")))
     )

@@ -24,7 +24,15 @@ from sqlalchemy import ColumnElement, Connection, Dialect, Engine, inspect, text
 from sitemap_core.errors import ConfigurationError
 from sitemap_core.limits import MAX_URLS_PER_SITEMAP
 from sitemap_core.sources.sql import sqla_bounds, sqlite_pages
-from sitemap_core.sources.sql.bounds import MONTHS, RANGES, bounds_table, kind_of
+from sitemap_core.sources.sql.bounds import (
+    MONTHS,
+    RANGES,
+    StoredBounds,
+    bounds_table,
+    dated_column,
+    kind_of,
+)
+from sitemap_core.sources.sql.date_bounds import DateBounds
 from sitemap_core.sources.sql.names import quoted
 
 __all__ = ["condition_sql", "install_page_facts"]
@@ -41,7 +49,7 @@ def install_page_facts(
     where: ColumnElement[bool] | None = None,
     recount: bool = False,
     stored_bounds: bool = False,
-    month_buckets: bool = False,
+    month_buckets: bool | str = False,
 ) -> None:
     """Create the page facts ``facts`` of ``table`` and the triggers that keep them.
 
@@ -53,10 +61,14 @@ def install_page_facts(
     count, and the source lists, the rows it holds for. ``stored_bounds=True`` pages
     a key of any type (text, a UUID) by stored boundaries that split a full page (see
     :mod:`sitemap_core.sources.sql.bounds`), ``month_buckets=True`` with a page per
-    month at least, for a text key that begins with its date. Commits (on a Connection already in a
-    transaction, the caller commits).
+    month at least, for a text key that begins with its date; ``month_buckets="published"``
+    (a column's name) with a page per month of that date column, for any key (see
+    :mod:`sitemap_core.sources.sql.date_bounds`). Commits (on a
+    Connection already in a transaction, the caller commits).
     """
-    options = _Options(lastmod, page_width, where, recount, kind_of(stored_bounds, month_buckets))
+    options = _Options(
+        lastmod, page_width, where, recount, kind_of(stored_bounds, month_buckets, key)
+    )
     if isinstance(target, Engine):
         with target.begin() as conn:
             _install(conn, table, key, facts, options)
@@ -106,7 +118,7 @@ def _install(conn: Connection, table: str, key: str, facts: str, options: _Optio
             where=condition or None,
             recount=options.recount,
             stored_bounds=options.kind != RANGES,
-            month_buckets=options.kind == MONTHS,
+            month_buckets=dated_column(options.kind) or options.kind == MONTHS,
         )
         return
     if dialect != "postgresql":
@@ -190,16 +202,29 @@ class _Names:
         )
         key_type = columns[key]["type"].compile(dialect=conn.dialect)
         #: The stored boundaries (None: ranges of integer keys).
-        self.stored = (
+        self.stored: StoredBounds | DateBounds | None = (
             sqla_bounds.prepare(conn, table, key, facts, lastmod, condition, key_type, kind)
-            if kind != RANGES
+            if kind != RANGES and dated_column(kind) is None
             else None
         )
+        date = dated_column(kind)
+        if date is not None:
+            if date not in columns:
+                raise ConfigurationError(
+                    f"month_buckets={date!r}: table {table!r} has no such column"
+                )
+            self.stored = sqla_bounds.prepare_dated(
+                conn,
+                DateBounds.of(table, key, date, facts, lastmod, condition),
+                (columns[date]["type"], columns[key]["type"]),
+            )
         self.bounds = bounds_table(facts)
 
     def page_of(self, image: str, width: int) -> str:
         # See sqlite_pages.page_of: the same arithmetic in PostgreSQL; or the page of
-        # the key's stored boundaries.
+        # the key's stored boundaries, or of its date and key.
+        if isinstance(self.stored, DateBounds):
+            return self.stored.page_of(image)
         if self.stored is not None:
             return self.stored.page_of(f"{image}.{self.key}")
         return sqlite_pages.page_of(f"{image}.{self.key}", width)
@@ -261,6 +286,8 @@ class _Names:
         function = quoted("function", f"{self.prefix}_split")
         if self.stored is None:
             return [f"DROP FUNCTION IF EXISTS {function}(BIGINT)"]
+        if isinstance(self.stored, DateBounds):
+            return [self.stored.pg_split_function(function, width)]
         return [sqla_bounds.split_function(self.stored, function, width)]
 
     def triggers(self, width: int) -> list[str]:

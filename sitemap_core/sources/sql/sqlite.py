@@ -135,12 +135,14 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from functools import partial
 from typing import Any
 
 from sitemap_core.errors import ConfigurationError
 from sitemap_core.sources.base import Item
 from sitemap_core.sources.pages import Page, Summary
-from sitemap_core.sources.sql.bounds import StoredBounds, stored_page
+from sitemap_core.sources.sql.bounds import StoredBounds, dated_column, stored_page
+from sitemap_core.sources.sql.date_bounds import DateBounds
 from sitemap_core.sources.sql.names import IDENTIFIER, quoted
 from sitemap_core.sources.sql.page_reads import PageReads
 from sitemap_core.sources.sql.ranks import Plan, Version
@@ -317,6 +319,9 @@ class SQLiteSource:
             if page_facts is None
             else StoredBounds.of(table, key, page_facts).window_sql(selected, ":page")
         )
+        self._bounds_sql = self._stored_sql
+        # Date buckets on a column (a kind the layout names): their rows' range.
+        self._dated_sql = partial(_dated_sql, table, key, page_facts, selected)
         self._condition: str | None = None
 
     # -- connections -------------------------------------------------------------------
@@ -420,7 +425,7 @@ class SQLiteSource:
             return self._streamed_pages(facts.bounds(first, stop))
         rows = self._fact_rows(facts.pages_sql, facts.bounds(first, stop))
         if rows:
-            self._condition = str(rows[0][-1])
+            self._note(str(rows[0][-1]), str(rows[0][-2]))
         return facts.pages(rows)
 
     def _streamed_pages(self, bounds: Mapping[str, int]) -> Iterator[Page]:
@@ -443,8 +448,14 @@ class SQLiteSource:
         # The facts' layout row, noting the condition the pages list the rows of.
         assert self._page_facts is not None
         rows = self._fact_rows(self._page_facts.layout_sql)
-        self._condition = self._page_facts.condition(rows)
+        self._note(self._page_facts.condition(rows), str(rows[0][4]))
         return rows
+
+    def _note(self, condition: str, kind: str) -> None:
+        # The facts' condition, and with date buckets on a column, their pages' rows.
+        self._condition = condition
+        date = dated_column(kind)
+        self._stored_sql = self._bounds_sql if date is None else self._dated_sql(date)
 
     def stable_items(self, start: int, stop: int) -> Iterator[Item]:
         """The entries of the rows whose keys lie in ``[start, stop)``, in key order:
@@ -565,3 +576,8 @@ def _check_arguments(
         raise ConfigurationError("where must be a non-empty SQL condition or None")
     if rows is not None and not callable(rows):
         raise ConfigurationError("row_factory must be a callable, or None for tuples")
+
+
+def _dated_sql(table: str, key: str, facts: str | None, selected: str, date: str) -> str:
+    """The rows of a page of date buckets on ``date`` (see :mod:`.date_bounds`)."""
+    return DateBounds.of(table, key, date, str(facts)).window_sql(selected, ":page")

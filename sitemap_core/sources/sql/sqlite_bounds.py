@@ -14,10 +14,11 @@ from __future__ import annotations
 import sqlite3
 
 from sitemap_core.errors import ConfigurationError
-from sitemap_core.sources.sql.bounds import BUCKETS, RANGES, StoredBounds
+from sitemap_core.sources.sql.bounds import BUCKETS, RANGES, StoredBounds, dated_column
+from sitemap_core.sources.sql.date_bounds import DateBounds
 from sitemap_core.sources.sql.names import quoted
 
-__all__ = ["NOW", "install_split", "prepare"]
+__all__ = ["NOW", "install_split", "prepare", "prepare_dated"]
 
 #: When a write changed a page, as the triggers write it (UTC, to the millisecond: two
 #: writes a second apart or less still move the page's lastmod).
@@ -32,19 +33,18 @@ def prepare(
     lastmod: str | None,
     condition: str,
     kind: str,
-) -> StoredBounds | None:
+) -> StoredBounds | DateBounds | None:
     """The stored boundaries of ``facts`` (their table created, with the key's type
     and collation, so that the boundaries order keys as the key's index does); None
     for ``kind`` :data:`~sitemap_core.sources.sql.bounds.RANGES` (integer keys)."""
     if kind == RANGES:
         return None
-    collation = key_collation(conn, table, key)
-    declared = conn.execute(
-        "SELECT type FROM pragma_table_info(?) WHERE name = ?", (table, key)
-    ).fetchone()[0]
-    typed = f"{declared} " if declared else ""
+    date = dated_column(kind)
+    if date is not None:
+        return prepare_dated(conn, DateBounds.of(table, key, date, facts, lastmod, condition))
     names = StoredBounds.of(table, key, facts, lastmod, condition, BUCKETS[kind])
-    column = f"{typed}COLLATE {quoted('collation', collation)}"
+    _drop_other(conn, names.bounds, dated=False)
+    column = _typed(conn, table, key, key_collation(conn, table, key))
     conn.execute(
         f"CREATE TABLE IF NOT EXISTS {names.bounds} (page INTEGER PRIMARY KEY,"
         f" low {column}, high {column})"
@@ -54,9 +54,81 @@ def prepare(
     return names
 
 
+def _typed(conn: sqlite3.Connection, table: str, column: str, collation: str) -> str:
+    # The declared type of ``column`` of ``table`` and the collation ``collation``, as
+    # a boundaries column holding its values is declared.
+    declared = conn.execute(
+        "SELECT type FROM pragma_table_info(?) WHERE name = ?", (table, column)
+    ).fetchone()[0]
+    typed = f"{declared} " if declared else ""
+    return f"{typed}COLLATE {quoted('collation', collation)}"
+
+
+def _drop_other(conn: sqlite3.Connection, bounds: str, dated: bool) -> None:
+    # Boundaries of the other kind (with or without dates) go: a recount follows.
+    columns = {row[1] for row in conn.execute(f"PRAGMA table_info({bounds})")}
+    if columns and ("low_at" in columns) != dated:
+        conn.execute(f"DROP TABLE {bounds}")
+
+
+def prepare_dated(conn: sqlite3.Connection, dated: DateBounds) -> DateBounds:
+    """The boundaries table of the date buckets ``dated`` created (dates and keys
+    typed and collated as the index on (date, key) orders them), after checking that
+    index and that every listed row has a month; raise naming the column otherwise."""
+    table, date = unquoted(dated.table), dated.column
+    key = unquoted(dated.key)
+    if not conn.execute(
+        "SELECT 1 FROM pragma_table_info(?) WHERE name = ?", (table, date)
+    ).fetchone():
+        raise ConfigurationError(f"month_buckets={date!r}: table {table!r} has no such column")
+    key_type = _typed(conn, table, key, key_collation(conn, table, key))
+    date_type = _typed(conn, table, date, date_collation(conn, table, date, key))
+    bad = conn.execute(
+        f"SELECT COUNT(*) FROM {dated.table} AS s WHERE {dated.undated('s')}{dated.listed('s')}"
+    ).fetchone()[0]
+    if bad:
+        raise ConfigurationError(
+            f"month_buckets={date!r}: {bad} listed rows of table {table!r} have a {date}"
+            " that is NULL or not an ISO date (YYYY-MM-DD...): they have no month to be"
+            " listed in (give them one, or a where condition that leaves them out)"
+        )
+    _drop_other(conn, dated.bounds, dated=True)
+    conn.execute(
+        f"CREATE TABLE IF NOT EXISTS {dated.bounds} (page INTEGER PRIMARY KEY,"
+        f" low_at {date_type}, low {key_type}, high_at {date_type}, high {key_type})"
+    )
+    index = quoted("index", f"{unquoted(dated.facts)}_bounds_at")
+    conn.execute(f"CREATE UNIQUE INDEX IF NOT EXISTS {index} ON {dated.bounds} (low_at, low)")
+    return dated
+
+
+def unquoted(name: str) -> str:
+    """The plain name of a double-quoted SQL name."""
+    return name[1:-1].replace('""', '"')
+
+
+def date_collation(conn: sqlite3.Connection, table: str, date: str, key: str) -> str:
+    """The collation of ``date`` in an index of ``table`` on (``date``, ``key``), which
+    date buckets read pages by; raise naming month_buckets when there is none."""
+    for (index,) in conn.execute("SELECT name FROM pragma_index_list(?)", (table,)):
+        columns = conn.execute(
+            "SELECT name, coll FROM pragma_index_xinfo(?) WHERE key ORDER BY seqno", (index,)
+        ).fetchall()
+        if [name for name, _ in columns[:2]] == [date, key]:
+            return str(columns[0][1])
+    raise ConfigurationError(
+        f"month_buckets={date!r}: table {table!r} has no index on ({date}, {key}), which"
+        f" each page's rows are read by: CREATE INDEX ... ON {table} ({date}, {key})"
+    )
+
+
 def key_collation(conn: sqlite3.Connection, table: str, key: str) -> str:
     """The collation of the unique index on ``key`` alone (its ``PRIMARY KEY``, say),
-    which pages are read by; raise when there is none."""
+    which pages are read by (BINARY for the ``INTEGER PRIMARY KEY``, the rowid);
+    raise when there is none."""
+    primary = conn.execute("SELECT name, type FROM pragma_table_info(?) WHERE pk", (table,))
+    if [(name, kind.upper()) for name, kind in primary] == [(key, "INTEGER")]:
+        return "BINARY"
     for index, unique in conn.execute('SELECT name, "unique" FROM pragma_index_list(?)', (table,)):
         columns = conn.execute(
             "SELECT name, coll FROM pragma_index_xinfo(?) WHERE key", (index,)
@@ -70,7 +142,7 @@ def key_collation(conn: sqlite3.Connection, table: str, key: str) -> str:
 
 
 def install_split(
-    conn: sqlite3.Connection, stored: StoredBounds | None, prefix: str, width: int
+    conn: sqlite3.Connection, stored: StoredBounds | DateBounds | None, prefix: str, width: int
 ) -> None:
     """(Re)create the trigger that splits a page of ``stored`` once it lists more than
     ``width`` rows; drop it for ranges of integer keys."""
@@ -79,9 +151,10 @@ def install_split(
     if stored is None:
         return
     f = stored.facts
+    body = stored.split_body(NOW) if isinstance(stored, DateBounds) else split_body(stored)
     conn.execute(
         f"CREATE TRIGGER {trigger} AFTER UPDATE OF urls ON {f} WHEN NEW.urls > {width}"
-        f" BEGIN {split_body(stored)} END"
+        f" BEGIN {body} END"
     )
 
 

@@ -36,6 +36,7 @@ from sitemap_core.model.values import lastmod_instant, normalise_lastmod
 from sitemap_core.sources.pages import Page
 from sitemap_core.sources.sql import sqlite_bounds
 from sitemap_core.sources.sql.bounds import MONTHS, RANGES, StoredBounds, bounds_table, kind_of
+from sitemap_core.sources.sql.date_bounds import DateBounds
 from sitemap_core.sources.sql.names import quoted
 from sitemap_core.sources.sql.sqlite_bounds import NOW as _NOW
 
@@ -81,7 +82,7 @@ def install_page_facts(
     where_params: Sequence[Any] = (),
     recount: bool = False,
     stored_bounds: bool = False,
-    month_buckets: bool = False,
+    month_buckets: bool | str = False,
 ) -> None:
     """Create the page facts ``facts`` of ``table`` and the triggers that keep them.
 
@@ -101,6 +102,10 @@ def install_page_facts(
     ``PRIMARY KEY``), which its pages are read by. ``month_buckets=True`` (stored
     boundaries too) also starts a page at each month, for a text key that begins with
     its date (``2026-03-01/a-title``): a page never holds two months.
+    ``month_buckets="published"`` (a column's name) pages any key by the month of
+    that date column instead, in (date, key) order (see
+    :mod:`sitemap_core.sources.sql.date_bounds`): the table needs an index on
+    ``(published, key)``, and every listed row an ISO date in that column.
 
     Idempotent: run again with the same width, condition and kind of pages, it
     changes nothing (the upgrade of a site: one call at deployment time). Another
@@ -111,7 +116,7 @@ def install_page_facts(
     t, k, f = quoted("table", table), quoted("key", key), quoted("facts", facts)
     layout = quoted("facts", f"{facts}_layout")
     lm = "NULL" if lastmod is None else f"NEW.{quoted('lastmod', lastmod)}"
-    kind = kind_of(stored_bounds, month_buckets)
+    kind = kind_of(stored_bounds, month_buckets, key)
     _refuse_replace_holes(conn, table, key, kind)
     condition = inline_condition(conn, where, where_params)
     if not conn.in_transaction:
@@ -120,13 +125,17 @@ def install_page_facts(
         # triggers.
         conn.execute("BEGIN IMMEDIATE")
     _create_tables(conn, f, layout)
-    stored = sqlite_bounds.prepare(conn, table, key, facts, lastmod, condition, kind)
+    try:
+        stored = sqlite_bounds.prepare(conn, table, key, facts, lastmod, condition, kind)
+    except ConfigurationError:
+        conn.rollback()  # a refused date column: nothing installed, no write held
+        raise
     row = conn.execute(f"SELECT width, condition, kind FROM {layout}").fetchone()
     if row is None or tuple(row) != (width, condition, kind) or recount:
         _recount(conn, (t, k, f, layout, bounds_table(facts)), lastmod, width, condition, stored)
     member = _membership(conn, table, condition)
     prefix = f"{table}_{facts}"
-    page, opening = _row_pages(stored, k, width)
+    page, opening = _row_pages(stored, k, width, member("NEW"))
     for event, (when, body) in _trigger_bodies(k, f, layout, lm, page, member, opening).items():
         trigger = quoted("trigger", f"{prefix}_{event.lower()}")
         conn.execute(f"DROP TRIGGER IF EXISTS {trigger}")
@@ -135,11 +144,16 @@ def install_page_facts(
     conn.commit()
 
 
-def _row_pages(stored: StoredBounds | None, k: str, width: int) -> tuple[Callable[[str], str], str]:
+def _row_pages(
+    stored: StoredBounds | DateBounds | None, k: str, width: int, listed: str
+) -> tuple[Callable[[str], str], str]:
     # The page of a row image (NEW, OLD), as SQL: its range of keys, or its boundaries;
-    # and what runs before a row arrives (date buckets: its bucket's first page).
+    # and what runs before a row arrives (date buckets: its bucket's first page; on a
+    # date column, when the new row image is ``listed``).
     if stored is None:
         return (lambda image: page_of(f"{image}.{k}", width)), ""
+    if isinstance(stored, DateBounds):
+        return stored.page_of, stored.opening("NEW", listed)
     opening = "".join(f"{statement}; " for statement in stored.opening("NEW"))
     return (lambda image: stored.page_of(f"{image}.{k}")), opening
 
@@ -273,7 +287,7 @@ def _recount(
     lastmod: str | None,
     width: int,
     condition: str,
-    stored: StoredBounds | None,
+    stored: StoredBounds | DateBounds | None,
 ) -> None:
     # Every page's facts from the table, in one grouped pass, under a new epoch.
     t, k, f, layout, bounds = names

@@ -14,12 +14,11 @@ its database row, its page and its check, and the text of its element.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from sitemap_core.model.entries import Entry
 from sitemap_core.model.rows import DeferredBatch, not_under
 from sitemap_core.model.xmltext import escape_uri
-from sitemap_core.sources.pages import Page
 
 __all__ = ["ChildBatch", "ChildTemplate", "entry_elements"]
 
@@ -56,11 +55,13 @@ class ChildTemplate(NamedTuple):
 class ChildBatch(DeferredBatch):
     """The children of checked stable ``pages`` (their lastmods normalised), URLs from
     ``template``, as a ``list[Entry]`` built on first use (see
-    :class:`~sitemap_core.model.rows.DeferredBatch`)."""
+    :class:`~sitemap_core.model.rows.DeferredBatch`). A page is a
+    :class:`~sitemap_core.sources.pages.Page`, a tuple of which only the number (first)
+    and the lastmod (fifth) are read here: the writers sit below the sources."""
 
     __slots__ = ("template",)
 
-    def __init__(self, pages: list[Page], template: ChildTemplate, source: str) -> None:
+    def __init__(self, pages: list[Any], template: ChildTemplate, source: str) -> None:
         super().__init__(pages, source)
         self.template = template
 

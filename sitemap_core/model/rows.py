@@ -25,6 +25,7 @@ from sitemap_core.errors import InvalidEntryError
 from sitemap_core.model.entries import Entry
 
 __all__ = [
+    "DeferredBatch",
     "Row",
     "RowBatch",
     "entry_from_row",
@@ -60,7 +61,39 @@ def entry_from_row(row: Row, source: str) -> Entry:
         raise exc.with_source(source) from None
 
 
-class RowBatch(list[Entry]):
+class DeferredBatch(list[Entry]):
+    """A ``list[Entry]`` whose entries are built on first use, from ``rows``.
+
+    Until something reads it as a list, the batch holds only ``rows`` (what its
+    entries are made of); any list operation but ``len()`` first calls :meth:`build`,
+    which fills the list and sets ``rows`` to None. A writer that knows the kind of
+    batch reads ``rows`` directly instead. ``origin`` is what every loc must start
+    with, or None (set by ``Plan.check``, refused when the entries are built).
+    """
+
+    __slots__ = ("origin", "rows", "source")
+
+    def __init__(self, rows: list[Any], source: str) -> None:
+        super().__init__()
+        #: What the entries are made of; None once they are built.
+        self.rows: list[Any] | None = rows
+        self.source = source
+        self.origin: str | None = None
+
+    def build(self) -> None:
+        """Fill the list with the entries of ``rows`` (once)."""
+        raise NotImplementedError
+
+    def __len__(self) -> int:
+        rows = self.rows
+        return len(rows) if rows is not None else list.__len__(self)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        self.build()
+        return (list, (list(self),))
+
+
+class RowBatch(DeferredBatch):
     """A batch of source rows that is a ``list[Entry]`` built on first use.
 
     Until something reads it as a list, the batch holds only ``rows``; any list
@@ -70,15 +103,11 @@ class RowBatch(list[Entry]):
     and writing in one pass with the same results. ``len()`` needs no entries.
     """
 
-    __slots__ = ("origin", "rows", "source")
+    __slots__ = ()
 
     def __init__(self, rows: list[Row], source: str) -> None:
-        super().__init__()
         #: The rows, each of four fields; None once the entries are built.
-        self.rows: list[Row] | None = rows
-        self.source = source
-        #: Every loc must start with this, or None (set by ``Plan.check``).
-        self.origin: str | None = None
+        super().__init__(rows, source)
 
     @classmethod
     def of(cls, items: list[Any], source: str) -> RowBatch:
@@ -113,14 +142,6 @@ class RowBatch(list[Entry]):
         list.extend(self, entries)
         self.rows = None
 
-    def __len__(self) -> int:
-        rows = self.rows
-        return len(rows) if rows is not None else list.__len__(self)
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        self.build()
-        return (list, (list(self),))
-
 
 def split_batch(batch: list[Entry], size: int) -> list[list[Entry]]:
     """``batch`` in parts of at most ``size`` entries, rows kept unbuilt.
@@ -149,7 +170,7 @@ def _padded(row: tuple[Any, ...], source: str, width: int = 4) -> Row:
 def _building(name: str) -> Callable[..., Any]:
     method = getattr(list, name)
 
-    def built_first(self: RowBatch, *args: Any, **kwargs: Any) -> Any:
+    def built_first(self: DeferredBatch, *args: Any, **kwargs: Any) -> Any:
         if self.rows is not None:
             self.build()
         return method(self, *args, **kwargs)
@@ -194,7 +215,7 @@ _LIST_METHODS: Iterable[str] = (
     "sort",
 )
 for _name in _LIST_METHODS:
-    setattr(RowBatch, _name, _building(_name))
+    setattr(DeferredBatch, _name, _building(_name))
 del _name
 
 

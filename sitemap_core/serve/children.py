@@ -11,7 +11,7 @@ transfer as a source's error does, and nothing a request keeps grows with the pa
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from itertools import islice
 from typing import Any
 
@@ -20,6 +20,7 @@ from sitemap_core.serve.site import Run
 from sitemap_core.sources.aio import AsyncUrlSource, Runner, aclose
 from sitemap_core.sources.base import BATCH_SIZE, WHOLE, Limits, UrlSource, close_now
 from sitemap_core.sources.pages import Page
+from sitemap_core.write.index_children import ChildBatch, ChildTemplate
 
 __all__ = ["AsyncChildren", "SyncChildren", "children_of"]
 
@@ -49,6 +50,8 @@ class SyncChildren:
         self.source = source
         self.run = run
         self.following = following
+        #: The children's URLs, made once.
+        self.template = ChildTemplate.of(run.prefix, run.suffix)
         #: What the async driver pulls in a worker thread: this.
         self.threaded = self
 
@@ -58,7 +61,9 @@ class SyncChildren:
         run = self.run
         pages = self.source.stream(1, WHOLE)
         try:
-            yield from _batched(islice(pages, run.skip, run.skip + run.take), run, size)
+            taken = islice(pages, run.skip, run.skip + run.take)
+            while batch := ChildBatch(list(islice(taken, size)), self.template, self.name):
+                yield batch
             # Read on to the end of the stream, which is usually the next read: a
             # stream left open is cancelled, which costs a connection to the server.
             next(pages, None)
@@ -79,6 +84,7 @@ class AsyncChildren:
         self.source = source
         self.run = run
         self.following = following
+        self.template = ChildTemplate.of(run.prefix, run.suffix)
 
     async def batches(
         self, runner: Runner, start: int, stop: int, size: int = BATCH_SIZE
@@ -91,10 +97,10 @@ class AsyncChildren:
             async for page in _taken(pages, run.skip, run.take):
                 taken.append(page)
                 if len(taken) == size:
-                    yield _children(taken, run)
+                    yield ChildBatch(taken, self.template, self.name)
                     taken = []
             if taken:
-                yield _children(taken, run)
+                yield ChildBatch(taken, self.template, self.name)
         finally:
             await aclose(pages)
         if self.following:
@@ -112,16 +118,3 @@ async def _taken(pages: AsyncIterator[Page], skip: int, take: int) -> AsyncItera
         if seen == skip + take:
             await anext(pages, None)
             return
-
-
-def _batched(pages: Iterator[Page], run: Run[Any], size: int) -> Iterator[list[Entry]]:
-    # The children of checked ``pages``, in lists of at most ``size``.
-    while batch := _children(islice(pages, size), run):
-        yield batch
-
-
-def _children(pages: Iterable[Page], run: Run[Any]) -> list[Entry]:
-    # Each page's child: its URL and lastmod, made in one step (the URL from the
-    # site's checked base URL, the lastmod normalised by the page's check).
-    prefix, suffix, made = run.prefix, run.suffix, Entry.made
-    return [made(f"{prefix}{page.number}{suffix}", page.lastmod) for page in pages]

@@ -39,7 +39,7 @@ from sitemap_core.memory.known import Known
 from sitemap_core.memory.recall import Recall
 from sitemap_core.model.entries import Entry, normalise_url
 from sitemap_core.model.hosts import BaseURL
-from sitemap_core.model.rows import RowBatch, not_under
+from sitemap_core.model.rows import DeferredBatch, not_under
 from sitemap_core.model.xmltext import escape_uri
 from sitemap_core.serve.answers import Answers
 from sitemap_core.serve.http import HTML, TEXT, XML
@@ -236,14 +236,15 @@ class Plan(Generic[S]):
     def check(self, batch: list[Entry], source: str) -> None:
         """Refuse entries on another host than the site's (see :class:`Site`).
 
-        A :class:`~sitemap_core.model.rows.RowBatch` whose rows are not validated yet is
-        given the origin instead, and refuses such a row when it is validated (in the
-        same pass that writes it), before any of its bytes.
+        A batch whose entries are not built yet (a
+        :class:`~sitemap_core.model.rows.DeferredBatch`: tuple rows, an index's children)
+        is given the origin instead, and refuses such an entry when it is built or
+        written (in the same pass), before any of its bytes.
         """
         origin = self.origin
         if origin is None:
             return
-        if type(batch) is RowBatch and batch.rows is not None:
+        if isinstance(batch, DeferredBatch) and batch.rows is not None:
             batch.origin = origin
             return
         for entry in batch:

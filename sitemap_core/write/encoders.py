@@ -35,6 +35,7 @@ from sitemap_core.model.values import (
     normalise_urls,
 )
 from sitemap_core.model.xmltext import escape, escape_uri
+from sitemap_core.write.index_children import ChildBatch, entry_elements
 
 __all__ = [
     "SITEMAP_NS",
@@ -461,15 +462,20 @@ class IndexEncoder(DocumentEncoder):
     needs_items = True
     max_items = MAX_SITEMAPS_PER_INDEX
 
+    def feed(
+        self, items: Sequence[Entry], max_item_bytes: int | None = None, source: str = ""
+    ) -> bytes:
+        """As :meth:`DocumentEncoder.feed`; a
+        :class:`~sitemap_core.write.index_children.ChildBatch` is written from its pages,
+        without entries (unless ``max_item_bytes`` asks for each item to be measured)."""
+        if type(items) is not ChildBatch or max_item_bytes is not None or not items:
+            return super().feed(items, max_item_bytes, source)
+        self._count(len(items))
+        return self._push(items.elements().encode())
+
     def render(self, items: Sequence[Entry]) -> str:
         """Return the ``<sitemap>`` elements; only ``loc`` and ``lastmod`` are used."""
-        parts: list[str] = []
-        for entry in items:
-            parts += ("<sitemap><loc>", escape_uri(entry.loc), "</loc>")
-            if entry.lastmod is not None:
-                parts += ("<lastmod>", entry.lastmod, "</lastmod>")
-            parts.append("</sitemap>\n")
-        return "".join(parts)
+        return entry_elements(items)
 
 
 def encode_all(encoder: DocumentEncoder, entries: Iterable[Entry], batch: int = 256) -> bytes:

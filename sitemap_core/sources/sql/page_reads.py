@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from sitemap_core.sources.pages import NormalisedLastmod, Page, Summary
+from sitemap_core.sources.pages import NormalisedLastmod, Page, Summary, made_page
 from sitemap_core.sources.sql.bounds import RANGES
 from sitemap_core.sources.sql.names import quoted
 from sitemap_core.sources.sql.sqlite_pages import later
@@ -102,31 +102,25 @@ def _page(row: Any) -> Page:
     # The page of a row of the dates themselves (the same page as PageFacts.pages
     # makes of its row).
     epoch, width, kind, page, urls, newest, changed, version = row
-    return Page(
-        page + 1,
-        *_window(kind, page, width),
-        urls,
-        later(newest, changed),
-        (str(epoch), page, int(version)),
-    )
+    start = _start(kind, page, width)
+    version = (str(epoch), page, int(version))
+    return made_page((page + 1, start, start + width, urls, later(newest, changed), version))
 
 
 def _page_of_text(row: Any) -> Page:
     # The page of a row whose lastmod the database wrote as the sitemap's text.
     epoch, width, kind, page, urls, lastmod, _, version = row
-    return Page(
-        page + 1,
-        *_window(kind, page, width),
-        urls,
-        None if lastmod is None else NormalisedLastmod(lastmod),
-        (str(epoch), page, int(version)),
-    )
+    # As _start, inline: this runs once per child of an index.
+    start = page * width + 1 if kind == RANGES else -(page + 1) * width
+    if lastmod is not None:
+        lastmod = NormalisedLastmod(lastmod)
+    version = (str(epoch), page, int(version))
+    return made_page((page + 1, start, start + width, urls, lastmod, version))
 
 
-def _window(kind: str, page: int, width: int) -> tuple[int, int]:
-    # As PageFacts.pages: page p of integer keys holds the keys p * width + 1 to
+def _start(kind: str, page: int, width: int) -> int:
+    # The first key of page ``page``'s window, which is ``width`` keys wide (as
+    # PageFacts.pages): page p of integer keys holds the keys p * width + 1 to
     # (p + 1) * width; a page of stored boundaries has a slot as wide, below 0 (see
     # sitemap_core.sources.sql.bounds).
-    if kind == RANGES:
-        return page * width + 1, (page + 1) * width + 1
-    return -(page + 1) * width, -page * width
+    return page * width + 1 if kind == RANGES else -(page + 1) * width

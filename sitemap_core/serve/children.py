@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Sequence
 from itertools import islice
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from sitemap_core.model.entries import Entry
 from sitemap_core.serve.site import Run
@@ -27,6 +27,8 @@ __all__ = ["AsyncChildren", "SyncChildren", "children_of"]
 #: The limits of a run of children: an index's own (50,000 children, 50 MiB).
 _CHILD_LIMITS = Limits()
 
+_S = TypeVar("_S", UrlSource, AsyncUrlSource)
+
 
 def children_of(run: Run[Any], following: Sequence[Entry]) -> SyncChildren | AsyncChildren:
     """The source of entries a driver pulls for ``run``: its children, then
@@ -39,21 +41,28 @@ def children_of(run: Run[Any], following: Sequence[Entry]) -> SyncChildren | Asy
     return AsyncChildren(source, run, following)
 
 
-class SyncChildren:
-    """The children of ``run``, from a sync source's pages (pulled by the sync driver,
-    or in one worker thread by the async one: see ``threaded``)."""
+class _Children(Generic[_S]):
+    # What the children of a run are read from, and their URLs' template.
 
     limits = _CHILD_LIMITS
 
-    def __init__(self, source: UrlSource, run: Run[Any], following: Sequence[Entry]) -> None:
+    def __init__(self, source: _S, run: Run[Any], following: Sequence[Entry]) -> None:
         self.name = source.name
-        self.source = source
+        self.source: _S = source
         self.run = run
         self.following = following
         #: The children's URLs, made once.
         self.template = ChildTemplate.of(run.prefix, run.suffix)
-        #: What the async driver pulls in a worker thread: this.
-        self.threaded = self
+
+
+class SyncChildren(_Children[UrlSource]):
+    """The children of ``run``, from a sync source's pages (pulled by the sync driver,
+    or in one worker thread by the async one: see ``threaded``)."""
+
+    @property
+    def threaded(self) -> SyncChildren:
+        """What the async driver pulls in a worker thread: this."""
+        return self
 
     def batches(self, start: int, stop: int, size: int = BATCH_SIZE) -> Iterator[list[Entry]]:
         """The children as lists of at most ``size`` entries (``start`` and ``stop`` are
@@ -73,18 +82,10 @@ class SyncChildren:
             yield list(self.following)
 
 
-class AsyncChildren:
+class AsyncChildren(_Children[AsyncUrlSource]):
     """The children of ``run``, from an async source's pages, awaited on the loop."""
 
-    limits = _CHILD_LIMITS
     threaded = None
-
-    def __init__(self, source: AsyncUrlSource, run: Run[Any], following: Sequence[Entry]) -> None:
-        self.name = source.name
-        self.source = source
-        self.run = run
-        self.following = following
-        self.template = ChildTemplate.of(run.prefix, run.suffix)
 
     async def batches(
         self, runner: Runner, start: int, stop: int, size: int = BATCH_SIZE

@@ -22,9 +22,9 @@ from typing import Any
 from sitemap_core.sources.pages import NormalisedLastmod, Page, Summary, made_page
 from sitemap_core.sources.sql.bounds import RANGES
 from sitemap_core.sources.sql.names import quoted
-from sitemap_core.sources.sql.sqlite_pages import later
+from sitemap_core.sources.sql.sqlite_pages import PageFacts, later
 
-__all__ = ["PageReads"]
+__all__ = ["PageReads", "StablePages"]
 
 #: The type of the facts' dates for which PostgreSQL writes the lastmod text itself.
 _ZONED = "timestamp with time zone"
@@ -36,6 +36,33 @@ def _zoned_text(moment: str) -> str:
     # index says what the page's own path says, in one to_char.
     text = f"to_char({moment}, 'YYYY-MM-DD\"T\"HH24:MI:SS.USTZH:TZM')"
     return f"replace({text}, '.000000', '')"
+
+
+class StablePages:
+    """What the core asks of a sync SQL source with page facts (see
+    :mod:`sitemap_core.sources.pages`), answered by the source's own reads
+    (``_stable_pages`` and ``_stable_summary``); without page facts, nothing, so that
+    the core pages the source by rank."""
+
+    _page_facts: PageFacts | None
+
+    @property
+    def stable_pages(self) -> Callable[[int, int], Iterable[Page]] | None:
+        """With ``page_facts``: the stable pages numbered ``[first, stop)``, one page
+        read at once, more streamed from a cursor; None without."""
+        return None if self._page_facts is None else self._stable_pages
+
+    @property
+    def stable_summary(self) -> Callable[[], Summary] | None:
+        """With ``page_facts``: the summary of every stable page, one aggregate query;
+        None without."""
+        return None if self._page_facts is None else self._stable_summary
+
+    def _stable_pages(self, first: int, stop: int) -> Iterable[Page]:
+        raise NotImplementedError
+
+    def _stable_summary(self) -> Summary:
+        raise NotImplementedError
 
 
 class PageReads:

@@ -115,7 +115,7 @@ from sitemap_core.sources.scope import request_notes
 from sitemap_core.sources.sql import sqla_bounds
 from sitemap_core.sources.sql.bounds import stored_page
 from sitemap_core.sources.sql.date_bounds import DateBounds
-from sitemap_core.sources.sql.page_reads import PageReads
+from sitemap_core.sources.sql.page_reads import PageReads, StablePages
 from sitemap_core.sources.sql.ranks import Plan, Step, Version, started
 from sitemap_core.sources.sql.sqla_pages import install_page_facts
 from sitemap_core.sources.sql.sqla_ranks import RankStatements, plain_name
@@ -323,7 +323,7 @@ def _isolated(engine: _E) -> tuple[_E | None, _E]:
     )
 
 
-class SQLAlchemySource(_Base[Engine]):
+class SQLAlchemySource(_Base[Engine], StablePages):
     """A table or query as a sliceable sitemap source, read through a sync ``Engine``.
 
     ``table`` is a ``Table`` (or ``FromClause``) or a ``Select``; ``key`` the unique,
@@ -366,19 +366,6 @@ class SQLAlchemySource(_Base[Engine]):
         if self._page_facts is not None:
             return int(self._facts_rows("count")[0][0])
         return int(self._call(self._sql.count_plan(self._memo, self._pinned())))
-
-    @property
-    def stable_pages(self) -> Callable[[int, int], Iterable[Page]] | None:
-        """With ``page_facts``: the stable pages numbered ``[first, stop)`` (see
-        :mod:`sitemap_core.sources.sql.sqla_pages`): one page read at once, more
-        streamed from a server-side cursor; None without."""
-        return None if self._page_facts is None else self._stable_pages
-
-    @property
-    def stable_summary(self) -> Callable[[], Summary] | None:
-        """With ``page_facts``: the summary of every stable page, one aggregate query
-        (see :mod:`sitemap_core.sources.sql.page_reads`); None without."""
-        return None if self._page_facts is None else self._stable_summary
 
     def _stable_summary(self) -> Summary:
         assert self._page_reads is not None

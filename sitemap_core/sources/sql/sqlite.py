@@ -144,7 +144,7 @@ from sitemap_core.sources.pages import Page, Summary
 from sitemap_core.sources.sql.bounds import StoredBounds, dated_column, stored_page
 from sitemap_core.sources.sql.date_bounds import DateBounds
 from sitemap_core.sources.sql.names import IDENTIFIER, quoted
-from sitemap_core.sources.sql.page_reads import PageReads
+from sitemap_core.sources.sql.page_reads import PageReads, StablePages
 from sitemap_core.sources.sql.ranks import Plan, Version
 from sitemap_core.sources.sql.sqlite_pages import PageFacts, install_page_facts, silent_deletes
 from sitemap_core.sources.sql.sqlite_ranks import Mode, SQLiteStatements, run
@@ -249,7 +249,7 @@ def slice_window(kind: str, window: object) -> tuple[int, int | None]:
     return start, None if stop is None else max(0, stop - start)
 
 
-class SQLiteSource:
+class SQLiteSource(StablePages):
     """A table (or a filtered part of it) as a sliceable sitemap source.
 
     ``connect`` opens a connection. Each page reads its rows on a new one, closed when
@@ -399,20 +399,6 @@ class SQLiteSource:
         start, limit = slice_window(type(self).__name__, window)
         # LIMIT -1 is SQLite's "no limit", for an open-ended slice.
         return self._rows(start, -1 if limit is None else limit)
-
-    @property
-    def stable_pages(self) -> Callable[[int, int], Iterable[Page]] | None:
-        """With ``page_facts``: the stable pages numbered ``[first, stop)`` (see
-        :mod:`sitemap_core.sources.sql.sqlite_pages`): one page read at once, more
-        streamed from a cursor; None without, so that the core pages the source by
-        rank."""
-        return None if self._page_facts is None else self._stable_pages
-
-    @property
-    def stable_summary(self) -> Callable[[], Summary] | None:
-        """With ``page_facts``: the summary of every stable page, one aggregate query
-        (see :mod:`sitemap_core.sources.sql.page_reads`); None without."""
-        return None if self._page_facts is None else self._stable_summary
 
     def _stable_summary(self) -> Summary:
         assert self._page_reads is not None

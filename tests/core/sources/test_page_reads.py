@@ -77,8 +77,6 @@ def instants(values: list[object]) -> list[datetime | None]:
 
 @pytest.mark.parametrize("stored", [False, True], ids=["key-ranges", "stored-bounds"])
 def test_the_stream_gives_the_pages_one_by_one_reads_give(db: Db, stored: bool) -> None:
-    if stored and db.engine.dialect.name == "sqlite":
-        pytest.skip("SQLite's INTEGER PRIMARY KEY is the rowid, no index of its own")
     source = streamed(fill(db, range(1, 95), stored_bounds=stored))
     with db.engine.begin() as conn:  # a write: page 3's last change is now
         conn.execute(text("UPDATE stamped SET slug = 'edited' WHERE id = 25"))
@@ -156,9 +154,14 @@ def test_an_async_source_streams_the_same_index(adb: Db) -> None:
     assert anyio.run(run) == expected.body
 
 
-def test_a_session_time_zone_writes_the_same_text_streamed_and_one_by_one(db: Db) -> None:
-    if db.engine.dialect.name != "postgresql":
-        pytest.skip("a session time zone of its own is PostgreSQL's")
+@pytest.fixture
+def pg(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
+    """PostgreSQL alone: a session time zone of its own is PostgreSQL's."""
+    yield from make_db(request, tmp_path, "postgresql")
+
+
+def test_a_session_time_zone_writes_the_same_text_streamed_and_one_by_one(pg: Db) -> None:
+    db = pg
     fill(db, range(1, 35))
     zoned = create_engine(db.engine.url, connect_args={"options": "-c TimeZone=Etc/GMT-2"})
     try:

@@ -35,10 +35,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sitemap_core.sources.sql.bounds import bounds_table, dated_kind
+from sitemap_core.sources.sql.bounds import (
+    BUCKETS,
+    RANGES,
+    StoredBounds,
+    bounds_table,
+    dated_column,
+    dated_kind,
+)
 from sitemap_core.sources.sql.names import quoted
 
-__all__ = ["ISO", "DateBounds"]
+__all__ = ["ISO", "DateBounds", "bounds_of"]
 
 #: An ISO date's form as a GLOB: a listed row's date must have it.
 ISO = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*"
@@ -47,6 +54,20 @@ ISO = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*"
 def quoted_text(value: str) -> str:
     """``value`` as an SQL string literal."""
     return "'" + value.replace("'", "''") + "'"
+
+
+def bounds_of(
+    kind: str, table: str, key: str, facts: str, lastmod: str | None, condition: str
+) -> StoredBounds | DateBounds | None:
+    """The stored boundaries (or date buckets) of the kind of pages ``kind`` of the
+    page facts ``facts`` of ``table`` by ``key`` (plain names); None for ranges of
+    integer keys, which need none."""
+    if kind == RANGES:
+        return None
+    date = dated_column(kind)
+    if date is not None:
+        return DateBounds.of(table, key, date, facts, lastmod, condition)
+    return StoredBounds.of(table, key, facts, lastmod, condition, BUCKETS[kind])
 
 
 @dataclass(frozen=True)

@@ -42,6 +42,7 @@ from sitemap_core.sources.sql.bounds import (
     bounds_table,
     dated_column,
     dated_kind,
+    pieces_sql,
 )
 from sitemap_core.sources.sql.names import quoted
 
@@ -241,16 +242,7 @@ class DateBounds:
             f" {self.month(f's.{self.date}')} AS part FROM {self.table} AS s"
             f" WHERE {where}{self.listed('s')}"
         )
-        ranked = (
-            "SELECT d, k, lm, part, ROW_NUMBER() OVER (PARTITION BY part ORDER BY d, k) - 1"
-            f" AS r, COUNT(*) OVER (PARTITION BY part) AS n FROM ({rows}) AS rows_"
-        )
-        share = f"(CASE WHEN n <= {width} THEN 1 ELSE (n * 2 + {width}) / {width + 1} END)"
-        return (
-            f"SELECT d, k, lm, part, r * {share} / n AS piece,"
-            f" CASE WHEN r = 0 OR r * {share} / n <> (r - 1) * {share} / n THEN 1 ELSE 0 END"
-            f" AS first FROM ({ranked}) AS ranked_"
-        )
+        return pieces_sql("d, k, lm, part", rows, "d, k", width, bucketed=True)
 
     def recount(self, width: int) -> list[str]:
         """Statements that cut the listed rows into pages, months in order, and count

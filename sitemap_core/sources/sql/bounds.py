@@ -50,6 +50,7 @@ __all__ = [
     "dated_column",
     "dated_kind",
     "kind_of",
+    "pieces_sql",
     "stored_page",
 ]
 
@@ -106,6 +107,30 @@ def stored_page(start: int, stop: int) -> int | None:
     if start >= 0:
         return None
     return -stop // (stop - start)
+
+
+def pieces_sql(columns: str, rows: str, order: str, width: int, bucketed: bool) -> str:
+    """``rows`` (an SQL query of ``columns``, among them ``part``, in no order) with
+    the ``piece`` of each, numbered from 0 in the order ``order`` within its bucket
+    (``part``, when ``bucketed``), when they are cut into pieces of about half
+    ``width``: ``n`` rows make ``(2n + width) // (width + 1)`` pieces (at least 1), so
+    a page one row over ``width`` makes two halves; ``first`` marks each piece's first
+    row (whose key is its lower bound)."""
+    within = "PARTITION BY part " if bucketed else ""
+    ranked = (
+        f"SELECT {columns}, ROW_NUMBER() OVER ({within}ORDER BY {order}) - 1 AS r,"
+        f" COUNT(*) OVER ({within.strip()}) AS n FROM ({rows}) AS rows_"
+    )
+    # A bucket of no more than ``width`` rows stays one page (a month, say): past
+    # buckets take few writes, so their pages need no room to grow.
+    count = f"(n * 2 + {width}) / {width + 1}"
+    least = f"n <= {width}" if bucketed else f"{count} < 1"
+    share = f"(CASE WHEN {least} THEN 1 ELSE {count} END)"
+    return (
+        f"SELECT {columns}, r * {share} / n AS piece,"
+        f" CASE WHEN r = 0 OR r * {share} / n <> (r - 1) * {share} / n THEN 1 ELSE 0 END"
+        f" AS first FROM ({ranked}) AS ranked_"
+    )
 
 
 @dataclass(frozen=True)
@@ -259,26 +284,8 @@ class StoredBounds:
 
     def pieces(self, rows: str, width: int) -> str:
         """``rows`` (an SQL query of ``k``, ``lm`` and ``part``, in no order) with the
-        piece of each, numbered from 0 in key order within its bucket, when they are
-        cut into pieces of about half ``width``: ``n`` rows make ``(2n + width) //
-        (width + 1)`` pieces (at least 1), so a page one row over ``width`` makes two
-        halves; ``first`` marks each piece's first row (whose key is its lower
-        bound)."""
-        within = "PARTITION BY part " if self.bucket else ""
-        ranked = (
-            f"SELECT k, lm, part, ROW_NUMBER() OVER ({within}ORDER BY k) - 1 AS r,"
-            f" COUNT(*) OVER ({within.strip()}) AS n FROM ({rows}) AS rows_"
-        )
-        # A bucket of no more than ``width`` rows stays one page (a month, say): past
-        # buckets take few writes, so their pages need no room to grow.
-        count = f"(n * 2 + {width}) / {width + 1}"
-        least = f"n <= {width}" if self.bucket else f"{count} < 1"
-        share = f"(CASE WHEN {least} THEN 1 ELSE {count} END)"
-        return (
-            f"SELECT k, lm, part, r * {share} / n AS piece,"
-            f" CASE WHEN r = 0 OR r * {share} / n <> (r - 1) * {share} / n THEN 1 ELSE 0 END"
-            f" AS first FROM ({ranked}) AS ranked_"
-        )
+        piece of each, in key order within its bucket (see :func:`pieces_sql`)."""
+        return pieces_sql("k, lm, part", rows, "k", width, bool(self.bucket))
 
     def recount(self, width: int) -> list[str]:
         """Statements that cut the listed rows into pages of about half ``width``,

@@ -35,10 +35,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sitemap_core.sources.sql.bounds import bounds_table, dated_kind
+from sitemap_core.sources.sql.bounds import (
+    BUCKETS,
+    RANGES,
+    StoredBounds,
+    bounds_table,
+    dated_column,
+    dated_kind,
+    pieces_sql,
+)
 from sitemap_core.sources.sql.names import quoted
 
-__all__ = ["ISO", "DateBounds"]
+__all__ = ["ISO", "DateBounds", "bounds_of"]
 
 #: An ISO date's form as a GLOB: a listed row's date must have it.
 ISO = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*"
@@ -47,6 +55,20 @@ ISO = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*"
 def quoted_text(value: str) -> str:
     """``value`` as an SQL string literal."""
     return "'" + value.replace("'", "''") + "'"
+
+
+def bounds_of(
+    kind: str, table: str, key: str, facts: str, lastmod: str | None, condition: str
+) -> StoredBounds | DateBounds | None:
+    """The stored boundaries (or date buckets) of the kind of pages ``kind`` of the
+    page facts ``facts`` of ``table`` by ``key`` (plain names); None for ranges of
+    integer keys, which need none."""
+    if kind == RANGES:
+        return None
+    date = dated_column(kind)
+    if date is not None:
+        return DateBounds.of(table, key, date, facts, lastmod, condition)
+    return StoredBounds.of(table, key, facts, lastmod, condition, BUCKETS[kind])
 
 
 @dataclass(frozen=True)
@@ -220,16 +242,7 @@ class DateBounds:
             f" {self.month(f's.{self.date}')} AS part FROM {self.table} AS s"
             f" WHERE {where}{self.listed('s')}"
         )
-        ranked = (
-            "SELECT d, k, lm, part, ROW_NUMBER() OVER (PARTITION BY part ORDER BY d, k) - 1"
-            f" AS r, COUNT(*) OVER (PARTITION BY part) AS n FROM ({rows}) AS rows_"
-        )
-        share = f"(CASE WHEN n <= {width} THEN 1 ELSE (n * 2 + {width}) / {width + 1} END)"
-        return (
-            f"SELECT d, k, lm, part, r * {share} / n AS piece,"
-            f" CASE WHEN r = 0 OR r * {share} / n <> (r - 1) * {share} / n THEN 1 ELSE 0 END"
-            f" AS first FROM ({ranked}) AS ranked_"
-        )
+        return pieces_sql("d, k, lm, part", rows, "d, k", width, bucketed=True)
 
     def recount(self, width: int) -> list[str]:
         """Statements that cut the listed rows into pages, months in order, and count

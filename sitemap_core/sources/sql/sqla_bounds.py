@@ -23,7 +23,7 @@ from typing import Any
 from sqlalchemy import BigInteger, Connection, Select, bindparam, inspect, select, text
 
 from sitemap_core.errors import ConfigurationError
-from sitemap_core.sources.sql.bounds import BUCKETS, StoredBounds, dated_column
+from sitemap_core.sources.sql.bounds import StoredBounds, dated_column
 from sitemap_core.sources.sql.date_bounds import DateBounds
 from sitemap_core.sources.sql.names import IDENTIFIER, quoted
 from sitemap_core.sources.sql.sqlite_bounds import unquoted
@@ -40,41 +40,31 @@ __all__ = [
 
 
 def prepare(
-    conn: Connection,
-    table: str,
-    key: str,
-    facts: str,
-    lastmod: str | None,
-    condition: str,
-    key_type: str,
-    kind: str,
-) -> StoredBounds:
-    """The stored boundaries of ``facts``, their table created with the key's type
-    ``key_type`` and collation (so that they order keys as the key's index does)."""
+    conn: Connection, stored: StoredBounds | DateBounds | None, columns: dict[str, Any]
+) -> StoredBounds | DateBounds | None:
+    """``stored`` (see :func:`~sitemap_core.sources.sql.date_bounds.bounds_of`) with
+    its boundaries table created, for the table's ``columns`` by name (as SQLAlchemy's
+    inspector gives them); None for ranges of integer keys."""
+    if stored is None:
+        return None
+    if isinstance(stored, DateBounds):
+        return prepare_dated(conn, stored, columns)
+    table, key = unquoted(stored.table), unquoted(stored.key)
     if not _unique(conn, table, key):
         raise ConfigurationError(
             f"key {key!r} of table {table!r} has no unique index of its own: stored"
             " boundaries read each page as a range of the key (make it the PRIMARY KEY,"
             " or UNIQUE)"
         )
-    collation = conn.execute(
-        text(
-            "SELECT collation_name FROM information_schema.columns WHERE table_schema ="
-            " current_schema() AND table_name = :t AND column_name = :c"
-        ),
-        {"t": table, "c": key},
-    ).scalar()
-    column = (
-        key_type if collation is None else f"{key_type} COLLATE {quoted('collation', collation)}"
-    )
-    names = StoredBounds.of(table, key, facts, lastmod, condition, BUCKETS[kind])
-    index = quoted("index", f"{facts}_bounds_low")
+    # The key's type and collation, so that the boundaries order keys as its index does.
+    column = _collated(conn, table, key, columns[key]["type"].compile(dialect=conn.dialect))
+    index = quoted("index", f"{unquoted(stored.facts)}_bounds_low")
     conn.exec_driver_sql(
-        f"CREATE TABLE IF NOT EXISTS {names.bounds} (page BIGINT PRIMARY KEY,"
+        f"CREATE TABLE IF NOT EXISTS {stored.bounds} (page BIGINT PRIMARY KEY,"
         f" low {column}, high {column})"
     )
-    conn.exec_driver_sql(f"CREATE UNIQUE INDEX IF NOT EXISTS {index} ON {names.bounds} (low)")
-    return names
+    conn.exec_driver_sql(f"CREATE UNIQUE INDEX IF NOT EXISTS {index} ON {stored.bounds} (low)")
+    return stored
 
 
 def _unique(conn: Connection, table: str, key: str) -> bool:
@@ -145,12 +135,15 @@ _LOWEST = {
 }
 
 
-def prepare_dated(conn: Connection, dated: DateBounds, types: tuple[Any, Any]) -> DateBounds:
-    """The date buckets ``dated`` on PostgreSQL: its calendar for the date column's
-    and key's SQL types ``types`` (a month's start, the key below every key), after
-    checking the index on (date, key) and that no listed row has a NULL date; its
-    boundaries table created. Raise naming month_buckets otherwise."""
+def prepare_dated(conn: Connection, dated: DateBounds, columns: dict[str, Any]) -> DateBounds:
+    """The date buckets ``dated`` on PostgreSQL: its calendar for the SQL types of the
+    date column and key among the table's ``columns`` (a month's start, the key below
+    every key), after checking the index on (date, key) and that no listed row has a
+    NULL date; its boundaries table created. Raise naming month_buckets otherwise."""
     table, key, date = unquoted(dated.table), unquoted(dated.key), dated.column
+    if date not in columns:
+        raise ConfigurationError(f"month_buckets={date!r}: table {table!r} has no such column")
+    types = (columns[date]["type"], columns[key]["type"])
     date_type, key_type = types
     lowest = _LOWEST.get((key_type.python_type.__name__, _int_name(key_type, conn)))
     if lowest is None or date_type.python_type not in (dt.date, dt.datetime):

@@ -27,12 +27,11 @@ from sitemap_core.sources.sql import sqla_bounds, sqlite_pages
 from sitemap_core.sources.sql.bounds import (
     MONTHS,
     RANGES,
-    StoredBounds,
     bounds_table,
     dated_column,
     kind_of,
 )
-from sitemap_core.sources.sql.date_bounds import DateBounds
+from sitemap_core.sources.sql.date_bounds import DateBounds, bounds_of
 from sitemap_core.sources.sql.names import quoted
 
 __all__ = ["condition_sql", "install_page_facts"]
@@ -200,24 +199,10 @@ class _Names:
         self.date_type = (
             "TEXT" if lastmod is None else columns[lastmod]["type"].compile(dialect=conn.dialect)
         )
-        key_type = columns[key]["type"].compile(dialect=conn.dialect)
         #: The stored boundaries (None: ranges of integer keys).
-        self.stored: StoredBounds | DateBounds | None = (
-            sqla_bounds.prepare(conn, table, key, facts, lastmod, condition, key_type, kind)
-            if kind != RANGES and dated_column(kind) is None
-            else None
+        self.stored = sqla_bounds.prepare(
+            conn, bounds_of(kind, table, key, facts, lastmod, condition), columns
         )
-        date = dated_column(kind)
-        if date is not None:
-            if date not in columns:
-                raise ConfigurationError(
-                    f"month_buckets={date!r}: table {table!r} has no such column"
-                )
-            self.stored = sqla_bounds.prepare_dated(
-                conn,
-                DateBounds.of(table, key, date, facts, lastmod, condition),
-                (columns[date]["type"], columns[key]["type"]),
-            )
         self.bounds = bounds_table(facts)
 
     def page_of(self, image: str, width: int) -> str:

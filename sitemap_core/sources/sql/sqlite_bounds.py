@@ -14,7 +14,7 @@ from __future__ import annotations
 import sqlite3
 
 from sitemap_core.errors import ConfigurationError
-from sitemap_core.sources.sql.bounds import BUCKETS, RANGES, StoredBounds, dated_column
+from sitemap_core.sources.sql.bounds import StoredBounds
 from sitemap_core.sources.sql.date_bounds import DateBounds
 from sitemap_core.sources.sql.names import quoted
 
@@ -26,32 +26,20 @@ NOW = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
 
 
 def prepare(
-    conn: sqlite3.Connection,
-    table: str,
-    key: str,
-    facts: str,
-    lastmod: str | None,
-    condition: str,
-    kind: str,
+    conn: sqlite3.Connection, stored: StoredBounds | DateBounds | None
 ) -> StoredBounds | DateBounds | None:
-    """The stored boundaries of ``facts`` (their table created, with the key's type
-    and collation, so that the boundaries order keys as the key's index does); None
-    for ``kind`` :data:`~sitemap_core.sources.sql.bounds.RANGES` (integer keys)."""
-    if kind == RANGES:
+    """``stored`` (see :func:`~sitemap_core.sources.sql.date_bounds.bounds_of`) with
+    its boundaries table created, with the key's type and collation, so that the
+    boundaries order keys as the key's index does; None for ranges of integer keys."""
+    if stored is None:
         return None
-    date = dated_column(kind)
-    if date is not None:
-        return prepare_dated(conn, DateBounds.of(table, key, date, facts, lastmod, condition))
-    names = StoredBounds.of(table, key, facts, lastmod, condition, BUCKETS[kind])
-    _drop_other(conn, names.bounds, dated=False)
+    if isinstance(stored, DateBounds):
+        return prepare_dated(conn, stored)
+    table, key = unquoted(stored.table), unquoted(stored.key)
+    _drop_other(conn, stored.bounds, dated=False)
     column = _typed(conn, table, key, key_collation(conn, table, key))
-    conn.execute(
-        f"CREATE TABLE IF NOT EXISTS {names.bounds} (page INTEGER PRIMARY KEY,"
-        f" low {column}, high {column})"
-    )
-    index = quoted("index", f"{facts}_bounds_low")
-    conn.execute(f"CREATE UNIQUE INDEX IF NOT EXISTS {index} ON {names.bounds} (low)")
-    return names
+    _create(conn, stored, f"low {column}, high {column}", ("low", "low"))
+    return stored
 
 
 def _typed(conn: sqlite3.Connection, table: str, column: str, collation: str) -> str:
@@ -93,13 +81,20 @@ def prepare_dated(conn: sqlite3.Connection, dated: DateBounds) -> DateBounds:
             " listed in (give them one, or a where condition that leaves them out)"
         )
     _drop_other(conn, dated.bounds, dated=True)
-    conn.execute(
-        f"CREATE TABLE IF NOT EXISTS {dated.bounds} (page INTEGER PRIMARY KEY,"
-        f" low_at {date_type}, low {key_type}, high_at {date_type}, high {key_type})"
-    )
-    index = quoted("index", f"{unquoted(dated.facts)}_bounds_at")
-    conn.execute(f"CREATE UNIQUE INDEX IF NOT EXISTS {index} ON {dated.bounds} (low_at, low)")
+    columns = f"low_at {date_type}, low {key_type}, high_at {date_type}, high {key_type}"
+    _create(conn, dated, columns, ("at", "low_at, low"))
     return dated
+
+
+def _create(
+    conn: sqlite3.Connection, stored: StoredBounds | DateBounds, columns: str, lows: tuple[str, str]
+) -> None:
+    # The boundaries table of ``columns`` (besides its page) and the unique index
+    # ``<facts>_bounds_<name>`` on its lows, ``lows`` being (name, columns).
+    b = stored.bounds
+    conn.execute(f"CREATE TABLE IF NOT EXISTS {b} (page INTEGER PRIMARY KEY, {columns})")
+    index = quoted("index", f"{unquoted(stored.facts)}_bounds_{lows[0]}")
+    conn.execute(f"CREATE UNIQUE INDEX IF NOT EXISTS {index} ON {b} ({lows[1]})")
 
 
 def unquoted(name: str) -> str:

@@ -36,7 +36,7 @@ from sitemap_core.model.values import lastmod_instant, normalise_lastmod
 from sitemap_core.sources.pages import Page
 from sitemap_core.sources.sql import sqlite_bounds
 from sitemap_core.sources.sql.bounds import MONTHS, RANGES, StoredBounds, bounds_table, kind_of
-from sitemap_core.sources.sql.date_bounds import DateBounds
+from sitemap_core.sources.sql.date_bounds import DateBounds, bounds_of
 from sitemap_core.sources.sql.names import quoted
 from sitemap_core.sources.sql.sqlite_bounds import NOW as _NOW
 
@@ -126,7 +126,7 @@ def install_page_facts(
         conn.execute("BEGIN IMMEDIATE")
     _create_tables(conn, f, layout)
     try:
-        stored = sqlite_bounds.prepare(conn, table, key, facts, lastmod, condition, kind)
+        stored = sqlite_bounds.prepare(conn, bounds_of(kind, table, key, facts, lastmod, condition))
     except ConfigurationError:
         conn.rollback()  # a refused date column: nothing installed, no write held
         raise

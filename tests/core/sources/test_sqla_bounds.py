@@ -4,7 +4,6 @@ the index, each page's ETag and the URLs the pages list."""
 
 from __future__ import annotations
 
-import asyncio
 import random
 import threading
 import uuid
@@ -28,14 +27,13 @@ from sqlalchemy import (
     text,
     update,
 )
-from sqlalchemy.ext.asyncio import create_async_engine
 
 from sitemap_core import ConfigurationError
 from sitemap_core.sources.sql.sqla import (
-    AsyncSQLAlchemySource,
     SQLAlchemySource,
     install_page_facts,
 )
+from tests.core.sources.page_facts_helpers import as_client, async_get
 from tests.core.sources.test_sqla import ASYNC_DRIVERS, ORIGIN, Db, day, make_db
 from tests.core.sources.test_sqla_pages import flask_client, index_of, snapshot
 
@@ -245,38 +243,22 @@ def test_a_text_key_without_stored_bounds_or_an_index_is_refused(db: Db) -> None
 
 
 def test_the_async_source_serves_the_same_documents(adb: Db) -> None:
-    from starlette.applications import Starlette
-    from starlette.testclient import TestClient
-
-    from asgi_sitemap import SitemapMiddleware
-
     filled(adb, range(0, 100, 2))
     for i in range(6):
         adb.write(insert(articles).values(slug=f"a0022-{i}", updated_at=day(i)))
     sync = flask_client(source(adb))
     expected = index_of(sync.get("/sitemap.xml").data)
-    engine = create_async_engine(adb.async_url)
-    async_src = AsyncSQLAlchemySource(
-        engine,
+    with async_get(
+        adb,
         articles,
+        WIDTH,
         key="slug",
         lastmod="updated_at",
         build=f"{ORIGIN}/a/{{slug}}",
         page_facts="articles_pages",
-    )
-    app = SitemapMiddleware(Starlette(), {"posts": async_src}, base_url=ORIGIN, page_size=WIDTH)
-    try:
-        with TestClient(app, base_url=ORIGIN) as client:
-
-            def get(path: str) -> Any:
-                response = client.get(path)
-                response.data = response.content
-                return response
-
-            assert snapshot(get)[0] == expected
-            assert served(type("Client", (), {"get": staticmethod(get)})) == served(sync)
-    finally:
-        asyncio.run(engine.dispose())
+    ) as get:
+        assert snapshot(get)[0] == expected
+        assert served(as_client(get)) == served(sync)
 
 
 def test_random_statements_list_every_row_once(db: Db) -> None:

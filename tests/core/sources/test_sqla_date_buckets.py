@@ -5,7 +5,6 @@ tests, ``tests/postgres.py``)."""
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, date, datetime
@@ -14,7 +13,6 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 from lxml import etree
 from sqlalchemy import (
     Column,
@@ -34,14 +32,13 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import create_async_engine
 
 from sitemap_core import ConfigurationError
 from sitemap_core.sources.sql.sqla import (
-    AsyncSQLAlchemySource,
     SQLAlchemySource,
     install_page_facts,
 )
+from tests.core.sources.page_facts_helpers import as_client, async_get, write_operations
 from tests.core.sources.test_sqla import ASYNC_DRIVERS, ORIGIN, Db, make_db
 from tests.core.sources.test_sqla_pages import flask_client, snapshot
 
@@ -176,15 +173,7 @@ def test_a_null_date_is_refused_naming_the_column(db: Db) -> None:
         filled(db, [*POSTS, None])  # type: ignore[list-item]
 
 
-operations = st.lists(
-    st.tuples(
-        st.sampled_from(["insert", "delete", "move", "hide"]),
-        st.integers(1, 30),
-        st.integers(1, 4),
-        st.integers(1, 3),
-    ),
-    max_size=40,
-)
+operations = write_operations(30, 40)
 
 
 @settings(
@@ -274,40 +263,22 @@ def test_a_write_of_a_null_date_is_refused_naming_the_column(db: Db) -> None:
 
 @pytest.mark.parametrize("adb", list(ASYNC_DRIVERS), indirect=True)
 def test_the_async_source_serves_the_same_documents(adb: Db) -> None:
-    from starlette.applications import Starlette
-    from starlette.testclient import TestClient
-
-    from asgi_sitemap import SitemapMiddleware
-
     filled(adb, POSTS)
     with adb.engine.begin() as conn:
         conn.execute(insert(posts), [{"published": at(2, 2, h)} for h in range(5)])
     sync = flask_client(source(adb))
     expected = snapshot(sync.get)[0]
-    engine = create_async_engine(adb.async_url)
-    async_src = AsyncSQLAlchemySource(
-        engine,
+    with async_get(
+        adb,
         posts,
+        WIDTH,
         key="id",
         lastmod="published",
         build=f"{ORIGIN}/p/{{id}}",
         page_facts="posts_pages",
-    )
-    app = SitemapMiddleware(Starlette(), {"posts": async_src}, base_url=ORIGIN, page_size=WIDTH)
-    try:
-        with TestClient(app, base_url=ORIGIN) as client:
-
-            def get(path: str) -> Any:
-                response = client.get(path)
-                response.data = response.content
-                return response
-
-            assert snapshot(get)[0] == expected
-            assert listing(type("C", (), {"get": staticmethod(get)}), expected) == listing(
-                sync, expected
-            )
-    finally:
-        asyncio.run(engine.dispose())
+    ) as get:
+        assert snapshot(get)[0] == expected
+        assert listing(as_client(get), expected) == listing(sync, expected)
 
 
 def test_a_uuid_key_and_a_date_column(db: Db) -> None:

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from sitemap_core import ConfigurationError, Site, UrlSource
 from sitemap_core.sources.sql.sqlite import SQLiteSource, install_page_facts
 from tests.core.helpers import ORIGIN, get, locs
+from tests.core.sources.page_facts_helpers import install_posts, posts_source
 from tests.core.sources.test_sql import write
 from tests.core.sources.test_sqlite_pages import etags, index, page_paths
 
@@ -37,28 +38,11 @@ def make_db(path: Path, slugs: Iterable[str], **options: object) -> Path:
 
 
 def install(db: sqlite3.Connection, **options: object) -> None:
-    install_page_facts(
-        db,
-        "posts",
-        "slug",
-        "posts_pages",
-        lastmod="updated_at",
-        page_width=WIDTH,
-        stored_bounds=True,
-        **options,  # type: ignore[arg-type]
-    )
+    install_posts(db, "slug", "updated_at", page_width=WIDTH, stored_bounds=True, **options)
 
 
 def source(path: Path) -> SQLiteSource:
-    return SQLiteSource(
-        lambda: sqlite3.connect(path),
-        "posts",
-        "slug",
-        lambda row: (f"{ORIGIN}/{row['slug']}", row["updated_at"]),
-        columns=("slug", "updated_at"),
-        lastmod="updated_at",
-        page_facts="posts_pages",
-    )
+    return posts_source(path, "slug", "updated_at")
 
 
 def site(path: Path) -> Site:

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from sitemap_core import ConfigurationError, Site, UrlSource
 from sitemap_core.sources.sql.sqlite import SQLiteSource, install_page_facts
 from tests.core.helpers import ORIGIN, get, locs
+from tests.core.sources.page_facts_helpers import install_posts, posts_source, write_operations
 from tests.core.sources.test_sql import write
 from tests.core.sources.test_sqlite_pages import etags, index, page_paths
 
@@ -38,28 +38,11 @@ def make_db(path: Path, dates: Iterable[str | None], **options: object) -> Path:
 
 
 def install(db: sqlite3.Connection, **options: object) -> None:
-    install_page_facts(
-        db,
-        "posts",
-        "id",
-        "posts_pages",
-        lastmod="published",
-        page_width=WIDTH,
-        month_buckets="published",
-        **options,  # type: ignore[arg-type]
-    )
+    install_posts(db, "id", "published", page_width=WIDTH, month_buckets="published", **options)
 
 
 def source(path: Path) -> SQLiteSource:
-    return SQLiteSource(
-        lambda: sqlite3.connect(path),
-        "posts",
-        "id",
-        lambda row: (f"{ORIGIN}/{row['id']}", row["published"]),
-        columns=("id", "published"),
-        lastmod="published",
-        page_facts="posts_pages",
-    )
+    return posts_source(path, "id", "published")
 
 
 def site(path: Path) -> Site:
@@ -246,15 +229,7 @@ def test_install_is_idempotent_and_another_kind_recounts(tmp_path: Path) -> None
     assert checked(path) == list(range(1, 16))
 
 
-operations = st.lists(
-    st.tuples(
-        st.sampled_from(["insert", "delete", "move", "hide"]),
-        st.integers(1, 40),
-        st.integers(1, 4),
-        st.integers(1, 3),
-    ),
-    max_size=60,
-)
+operations = write_operations(40, 60)
 
 
 @settings(

@@ -7,7 +7,6 @@ from __future__ import annotations
 import random
 import threading
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +33,7 @@ from sitemap_core.sources.sql.sqla import (
     install_page_facts,
 )
 from tests.core.sources.page_facts_helpers import as_client, async_get
-from tests.core.sources.test_sqla import ASYNC_DRIVERS, ORIGIN, Db, day, make_db
+from tests.core.sources.test_sqla import ORIGIN, Db, day, make_db
 from tests.core.sources.test_sqla_pages import flask_client, index_of, snapshot
 
 WIDTH = 10
@@ -47,16 +46,6 @@ articles = Table(
     Column("state", String(10), nullable=False, server_default="live"),
 )
 things = Table("things", MetaData(), Column("id", Uuid, primary_key=True), Column("n", Integer))
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
-    yield from make_db(request, tmp_path, request.param)
-
-
-@pytest.fixture(params=list(ASYNC_DRIVERS))
-def adb(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
-    yield from make_db(request, tmp_path, request.param)
 
 
 def slug(i: int) -> str:

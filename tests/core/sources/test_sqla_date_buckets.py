@@ -6,9 +6,7 @@ tests, ``tests/postgres.py``)."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from datetime import UTC, date, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -39,7 +37,7 @@ from sitemap_core.sources.sql.sqla import (
     install_page_facts,
 )
 from tests.core.sources.page_facts_helpers import as_client, async_get, write_operations
-from tests.core.sources.test_sqla import ASYNC_DRIVERS, ORIGIN, Db, make_db
+from tests.core.sources.test_sqla import ASYNC_DRIVERS, ORIGIN, Db
 from tests.core.sources.test_sqla_pages import flask_client, snapshot
 
 WIDTH = 4
@@ -60,16 +58,6 @@ def at(month: int, day: int, hour: int = 0) -> datetime:
 
 #: Three months of five posts each, a day apart: ids 1 to 15.
 POSTS = [at(m, d) for m in (1, 2, 3) for d in range(1, 6)]
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
-    yield from make_db(request, tmp_path, request.param)
-
-
-@pytest.fixture
-def adb(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
-    yield from make_db(request, tmp_path, request.param)
 
 
 def filled(db: Db, dates: list[datetime], **options: Any) -> Db:

@@ -6,7 +6,6 @@ PostgreSQL is started by the tests (``tests/postgres.py``), as for ``test_sqla.p
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +21,6 @@ from sitemap_core.sources.sql.sqla import (
 )
 from tests.core.sources.page_facts_helpers import async_get
 from tests.core.sources.test_sqla import (
-    ASYNC_DRIVERS,
     ORIGIN,
     Db,
     day,
@@ -31,16 +29,6 @@ from tests.core.sources.test_sqla import (
 )
 
 WIDTH = 10
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
-    yield from make_db(request, tmp_path, request.param)
-
-
-@pytest.fixture(params=list(ASYNC_DRIVERS))
-def adb(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
-    yield from make_db(request, tmp_path, request.param)
 
 
 def filled(db: Db, keys: Any, width: int = WIDTH) -> Db:

@@ -16,6 +16,7 @@ from sqlalchemy import Table
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from sitemap_core.sources.sql.sqla import AsyncSQLAlchemySource
+from sitemap_core.sources.sql.sqla import install_page_facts as install_sqla_facts
 from sitemap_core.sources.sql.sqlite import SQLiteSource, install_page_facts
 from tests.core.helpers import ORIGIN
 from tests.core.sources.test_sqla import ORIGIN as SQLA_ORIGIN
@@ -48,6 +49,19 @@ def async_get(adb: Db, table: Table, width: int, **options: Any) -> Iterator[Cal
             yield get
     finally:
         asyncio.run(engine.dispose())
+
+
+def install_sqla(db: Db, table: Table, read: dict[str, Any], **options: Any) -> None:
+    """Page facts over ``table`` as ``read`` (a source's key, lastmod and page_facts)
+    names them."""
+    install_sqla_facts(
+        db.engine,
+        table.name,
+        read["key"],
+        read["page_facts"],
+        lastmod=read["lastmod"],
+        **options,
+    )
 
 
 def as_client(get: Callable[[str], Any]) -> Any:

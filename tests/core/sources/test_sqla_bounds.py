@@ -28,11 +28,8 @@ from sqlalchemy import (
 )
 
 from sitemap_core import ConfigurationError
-from sitemap_core.sources.sql.sqla import (
-    SQLAlchemySource,
-    install_page_facts,
-)
-from tests.core.sources.page_facts_helpers import as_client, async_get
+from sitemap_core.sources.sql.sqla import SQLAlchemySource, install_page_facts
+from tests.core.sources.page_facts_helpers import as_client, async_get, install_sqla
 from tests.core.sources.test_sqla import ORIGIN, Db, day, make_db
 from tests.core.sources.test_sqla_pages import flask_client, index_of, snapshot
 
@@ -48,6 +45,15 @@ articles = Table(
 things = Table("things", MetaData(), Column("id", Uuid, primary_key=True), Column("n", Integer))
 
 
+#: How the tests' sources, sync and async, read the table.
+READ: dict[str, Any] = {
+    "key": "slug",
+    "lastmod": "updated_at",
+    "build": f"{ORIGIN}/a/{{slug}}",
+    "page_facts": "articles_pages",
+}
+
+
 def slug(i: int) -> str:
     return f"a{i:04d}"
 
@@ -61,27 +67,11 @@ def filled(db: Db, keys: Any, **options: Any) -> Db:
 
 
 def install(db: Db, **options: Any) -> None:
-    install_page_facts(
-        db.engine,
-        "articles",
-        "slug",
-        "articles_pages",
-        lastmod="updated_at",
-        page_width=WIDTH,
-        stored_bounds=True,
-        **options,
-    )
+    install_sqla(db, articles, READ, page_width=WIDTH, stored_bounds=True, **options)
 
 
 def source(db: Db) -> SQLAlchemySource:
-    return SQLAlchemySource(
-        db.engine,
-        articles,
-        key="slug",
-        lastmod="updated_at",
-        build=f"{ORIGIN}/a/{{slug}}",
-        page_facts="articles_pages",
-    )
+    return SQLAlchemySource(db.engine, articles, **READ)
 
 
 def served(client: Any) -> list[str]:
@@ -237,15 +227,7 @@ def test_the_async_source_serves_the_same_documents(adb: Db) -> None:
         adb.write(insert(articles).values(slug=f"a0022-{i}", updated_at=day(i)))
     sync = flask_client(source(adb))
     expected = index_of(sync.get("/sitemap.xml").data)
-    with async_get(
-        adb,
-        articles,
-        WIDTH,
-        key="slug",
-        lastmod="updated_at",
-        build=f"{ORIGIN}/a/{{slug}}",
-        page_facts="articles_pages",
-    ) as get:
+    with async_get(adb, articles, WIDTH, **READ) as get:
         assert snapshot(get)[0] == expected
         assert served(as_client(get)) == served(sync)
 

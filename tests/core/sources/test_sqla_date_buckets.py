@@ -32,11 +32,13 @@ from sqlalchemy import (
 from sqlalchemy.exc import IntegrityError
 
 from sitemap_core import ConfigurationError
-from sitemap_core.sources.sql.sqla import (
-    SQLAlchemySource,
-    install_page_facts,
+from sitemap_core.sources.sql.sqla import SQLAlchemySource, install_page_facts
+from tests.core.sources.page_facts_helpers import (
+    as_client,
+    async_get,
+    install_sqla,
+    write_operations,
 )
-from tests.core.sources.page_facts_helpers import as_client, async_get, write_operations
 from tests.core.sources.test_sqla import ASYNC_DRIVERS, ORIGIN, Db
 from tests.core.sources.test_sqla_pages import flask_client, snapshot
 
@@ -50,6 +52,15 @@ posts = Table(
     Column("state", String(10), nullable=False, server_default="live"),
 )
 Index("posts_published", posts.c.published, posts.c.id)
+
+
+#: How the tests' sources, sync and async, read the table.
+READ: dict[str, Any] = {
+    "key": "id",
+    "lastmod": "published",
+    "build": f"{ORIGIN}/p/{{id}}",
+    "page_facts": "posts_pages",
+}
 
 
 def at(month: int, day: int, hour: int = 0) -> datetime:
@@ -69,27 +80,11 @@ def filled(db: Db, dates: list[datetime], **options: Any) -> Db:
 
 
 def install(db: Db, **options: Any) -> None:
-    install_page_facts(
-        db.engine,
-        "posts",
-        "id",
-        "posts_pages",
-        lastmod="published",
-        page_width=WIDTH,
-        month_buckets="published",
-        **options,
-    )
+    install_sqla(db, posts, READ, page_width=WIDTH, month_buckets="published", **options)
 
 
 def source(db: Db) -> SQLAlchemySource:
-    return SQLAlchemySource(
-        db.engine,
-        posts,
-        key="id",
-        lastmod="published",
-        build=f"{ORIGIN}/p/{{id}}",
-        page_facts="posts_pages",
-    )
+    return SQLAlchemySource(db.engine, posts, **READ)
 
 
 def listing(client: Any, paths: Any) -> dict[str, list[int]]:
@@ -256,15 +251,7 @@ def test_the_async_source_serves_the_same_documents(adb: Db) -> None:
         conn.execute(insert(posts), [{"published": at(2, 2, h)} for h in range(5)])
     sync = flask_client(source(adb))
     expected = snapshot(sync.get)[0]
-    with async_get(
-        adb,
-        posts,
-        WIDTH,
-        key="id",
-        lastmod="published",
-        build=f"{ORIGIN}/p/{{id}}",
-        page_facts="posts_pages",
-    ) as get:
+    with async_get(adb, posts, WIDTH, **READ) as get:
         assert snapshot(get)[0] == expected
         assert listing(as_client(get), expected) == listing(sync, expected)
 

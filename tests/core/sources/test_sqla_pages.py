@@ -15,10 +15,7 @@ from sqlalchemy import delete, func, insert, select, text, update
 from xsd import validate
 
 from sitemap_core import ConfigurationError
-from sitemap_core.sources.sql.sqla import (
-    SQLAlchemySource,
-    install_page_facts,
-)
+from sitemap_core.sources.sql.sqla import SQLAlchemySource, install_page_facts
 from tests.core.sources.page_facts_helpers import async_get
 from tests.core.sources.test_sqla import (
     ORIGIN,
@@ -29,6 +26,15 @@ from tests.core.sources.test_sqla import (
 )
 
 WIDTH = 10
+
+
+#: How the tests' sources, sync and async, read the table.
+READ: dict[str, Any] = {
+    "key": "id",
+    "lastmod": "updated_at",
+    "build": f"{ORIGIN}/posts/{{slug}}",
+    "page_facts": "posts_pages",
+}
 
 
 def filled(db: Db, keys: Any, width: int = WIDTH) -> Db:
@@ -44,14 +50,7 @@ def filled(db: Db, keys: Any, width: int = WIDTH) -> Db:
 
 
 def source(db: Db) -> SQLAlchemySource:
-    return SQLAlchemySource(
-        db.engine,
-        posts,
-        key="id",
-        lastmod="updated_at",
-        build=f"{ORIGIN}/posts/{{slug}}",
-        page_facts="posts_pages",
-    )
+    return SQLAlchemySource(db.engine, posts, **READ)
 
 
 def flask_client(src: Any) -> Any:
@@ -196,15 +195,7 @@ def test_facts_not_installed_and_bad_arguments_are_clear_errors(db: Db) -> None:
 def test_the_async_source_serves_the_same_documents(adb: Db) -> None:
     filled(adb, [*range(1, 25), *range(41, 47)])
     expected = snapshot(flask_client(source(adb)).get)
-    with async_get(
-        adb,
-        posts,
-        WIDTH,
-        key="id",
-        lastmod="updated_at",
-        build=f"{ORIGIN}/posts/{{slug}}",
-        page_facts="posts_pages",
-    ) as get:
+    with async_get(adb, posts, WIDTH, **READ) as get:
         got = snapshot(get)
         assert list(got[0]) == list(expected[0])
         assert got[0] == expected[0]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +93,16 @@ def posts_source(path: Path, key: str, lastmod: str) -> SQLiteSource:
         lastmod=lastmod,
         page_facts="posts_pages",
     )
+
+
+def written(path: Path, statements: list[tuple[str, tuple[Any, ...]]], key: str) -> list[Any]:
+    """Runs each statement on the SQLite ``posts`` table at ``path``, a commit each (as
+    separate writers would), and returns the ``key`` of each live row."""
+    with closing(sqlite3.connect(path)) as db:
+        for sql, params in statements:
+            db.execute(sql, params)
+            db.commit()
+        return [k for (k,) in db.execute(f"SELECT {key} FROM posts WHERE state = 'live'")]
 
 
 def write_operations(

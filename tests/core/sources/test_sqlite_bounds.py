@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from sitemap_core import ConfigurationError, Site, UrlSource
 from sitemap_core.sources.sql.sqlite import SQLiteSource, install_page_facts
 from tests.core.helpers import ORIGIN, get, locs
-from tests.core.sources.page_facts_helpers import install_posts, posts_source
+from tests.core.sources.page_facts_helpers import install_posts, posts_source, written
 from tests.core.sources.test_sql import write
 from tests.core.sources.test_sqlite_pages import etags, index, page_paths
 
@@ -176,6 +176,18 @@ operations = st.lists(
 )
 
 
+def statement(op: str, n: int) -> tuple[str, tuple[str, ...]]:
+    """The SQL of one random write to the key ``k<n>``."""
+    key = f"k{n:02d}"
+    if op == "insert":
+        return "INSERT OR IGNORE INTO posts (slug) VALUES (?)", (key,)
+    if op == "delete":
+        return "DELETE FROM posts WHERE slug = ?", (key,)
+    if op == "rename":
+        return "UPDATE OR IGNORE posts SET slug = ? || 'x' WHERE slug = ?", (key, key)
+    return "UPDATE posts SET state = 'hidden' WHERE slug = ?", (key,)
+
+
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -184,21 +196,7 @@ def test_random_writes_list_every_row_once(tmp_path: Path, ops: list[tuple[str, 
     path = tmp_path / "random.db"
     path.unlink(missing_ok=True)
     make_db(path, [f"k{i:02d}" for i in range(0, 60, 5)], where="state = 'live'")
-    with closing(sqlite3.connect(path)) as db:
-        for op, n in ops:
-            key = f"k{n:02d}"
-            if op == "insert":
-                db.execute("INSERT OR IGNORE INTO posts (slug) VALUES (?)", (key,))
-            elif op == "delete":
-                db.execute("DELETE FROM posts WHERE slug = ?", (key,))
-            elif op == "rename":
-                db.execute("UPDATE OR IGNORE posts SET slug = ? || 'x' WHERE slug = ?", (key, key))
-            else:
-                db.execute("UPDATE posts SET state = 'hidden' WHERE slug = ?", (key,))
-            db.commit()
-        live = {
-            f"{ORIGIN}/{s}" for (s,) in db.execute("SELECT slug FROM posts WHERE state = 'live'")
-        }
+    live = {f"{ORIGIN}/{s}" for s in written(path, [statement(*op) for op in ops], "slug")}
     got = listed(path)
     assert len(got) == len(set(got))
     assert set(got) == live

@@ -15,7 +15,12 @@ from hypothesis import HealthCheck, given, settings
 from sitemap_core import ConfigurationError, Site, UrlSource
 from sitemap_core.sources.sql.sqlite import SQLiteSource, install_page_facts
 from tests.core.helpers import ORIGIN, get, locs
-from tests.core.sources.page_facts_helpers import install_posts, posts_source, write_operations
+from tests.core.sources.page_facts_helpers import (
+    install_posts,
+    posts_source,
+    write_operations,
+    written,
+)
 from tests.core.sources.test_sql import write
 from tests.core.sources.test_sqlite_pages import etags, index, page_paths
 
@@ -232,6 +237,18 @@ def test_install_is_idempotent_and_another_kind_recounts(tmp_path: Path) -> None
 operations = write_operations(40, 60)
 
 
+def statement(op: str, post: int, month: int, day: int) -> tuple[str, tuple[object, ...]]:
+    """The SQL of one random write to the post ``post`` or on the date ``month``/``day``."""
+    date = f"2026-0{month}-0{day}"
+    if op == "insert":
+        return "INSERT INTO posts (published) VALUES (?)", (date,)
+    if op == "delete":
+        return "DELETE FROM posts WHERE id = ?", (post,)
+    if op == "move":
+        return "UPDATE posts SET published = ? WHERE id = ?", (date, post)
+    return "UPDATE posts SET state = 'hidden' WHERE id = ?", (post,)
+
+
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -242,19 +259,8 @@ def test_random_writes_list_every_row_once(
     path = tmp_path / "random.db"
     path.unlink(missing_ok=True)
     make_db(path, POSTS, where="state = 'live'")
+    live = written(path, [statement(*op) for op in ops], "id")
     with closing(sqlite3.connect(path)) as db:
-        for op, post, month, day in ops:
-            date = f"2026-0{month}-0{day}"
-            if op == "insert":
-                db.execute("INSERT INTO posts (published) VALUES (?)", (date,))
-            elif op == "delete":
-                db.execute("DELETE FROM posts WHERE id = ?", (post,))
-            elif op == "move":
-                db.execute("UPDATE posts SET published = ? WHERE id = ?", (date, post))
-            else:
-                db.execute("UPDATE posts SET state = 'hidden' WHERE id = ?", (post,))
-            db.commit()
-        live = [i for (i,) in db.execute("SELECT id FROM posts WHERE state = 'live'")]
         counted = db.execute("SELECT SUM(urls) FROM posts_pages").fetchone()[0]
     got = checked(path)
     assert len(got) == len(set(got))

@@ -11,6 +11,7 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any
 
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from sqlalchemy import Table
 from sqlalchemy.ext.asyncio import create_async_engine
@@ -95,7 +96,7 @@ def posts_source(path: Path, key: str, lastmod: str) -> SQLiteSource:
     )
 
 
-def written(path: Path, statements: list[tuple[str, tuple[Any, ...]]], key: str) -> list[Any]:
+def written(path: Path, statements: list[tuple[str, Any]], key: str) -> list[Any]:
     """Runs each statement on the SQLite ``posts`` table at ``path``, a commit each (as
     separate writers would), and returns the ``key`` of each live row."""
     with closing(sqlite3.connect(path)) as db:
@@ -103,6 +104,17 @@ def written(path: Path, statements: list[tuple[str, tuple[Any, ...]]], key: str)
             db.execute(sql, params)
             db.commit()
         return [k for (k,) in db.execute(f"SELECT {key} FROM posts WHERE state = 'live'")]
+
+
+def examples(count: int) -> settings:
+    """Hypothesis settings of a property test on a database: ``count`` examples, no
+    deadline (a write's triggers take their time), the per-test database fixture
+    shared by the examples (each example starts by resetting it)."""
+    return settings(
+        max_examples=count,
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture],
+    )
 
 
 def write_operations(

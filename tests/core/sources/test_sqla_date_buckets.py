@@ -10,7 +10,7 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from lxml import etree
 from sqlalchemy import (
     Column,
@@ -36,6 +36,7 @@ from sitemap_core.sources.sql.sqla import SQLAlchemySource, install_page_facts
 from tests.core.sources.page_facts_helpers import (
     as_client,
     async_get,
+    examples,
     install_sqla,
     write_operations,
 )
@@ -159,9 +160,7 @@ def test_a_null_date_is_refused_naming_the_column(db: Db) -> None:
 operations = write_operations(30, 40)
 
 
-@settings(
-    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@examples(15)
 @given(operations)
 def test_random_writes_list_every_row_once(db: Db, ops: list[tuple[str, int, int, int]]) -> None:
     with db.engine.begin() as conn:

@@ -9,13 +9,13 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from sitemap_core import ConfigurationError, Site, UrlSource
 from sitemap_core.sources.sql.sqlite import SQLiteSource, install_page_facts
 from tests.core.helpers import ORIGIN, get, locs
-from tests.core.sources.page_facts_helpers import install_posts, posts_source, written
+from tests.core.sources.page_facts_helpers import examples, install_posts, posts_source, written
 from tests.core.sources.test_sql import write
 from tests.core.sources.test_sqlite_pages import etags, index, page_paths
 
@@ -176,27 +176,25 @@ operations = st.lists(
 )
 
 
-def statement(op: str, n: int) -> tuple[str, tuple[str, ...]]:
-    """The SQL of one random write to the key ``k<n>``."""
-    key = f"k{n:02d}"
-    if op == "insert":
-        return "INSERT OR IGNORE INTO posts (slug) VALUES (?)", (key,)
-    if op == "delete":
-        return "DELETE FROM posts WHERE slug = ?", (key,)
-    if op == "rename":
-        return "UPDATE OR IGNORE posts SET slug = ? || 'x' WHERE slug = ?", (key, key)
-    return "UPDATE posts SET state = 'hidden' WHERE slug = ?", (key,)
+#: The SQL of each kind of random write, on the key ``:key``.
+WRITES = {
+    "insert": "INSERT OR IGNORE INTO posts (slug) VALUES (:key)",
+    "delete": "DELETE FROM posts WHERE slug = :key",
+    "rename": "UPDATE OR IGNORE posts SET slug = :key || 'x' WHERE slug = :key",
+    "hide": "UPDATE posts SET state = 'hidden' WHERE slug = :key",
+}
 
 
-@settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@examples(40)
 @given(operations)
 def test_random_writes_list_every_row_once(tmp_path: Path, ops: list[tuple[str, int]]) -> None:
     path = tmp_path / "random.db"
     path.unlink(missing_ok=True)
     make_db(path, [f"k{i:02d}" for i in range(0, 60, 5)], where="state = 'live'")
-    live = {f"{ORIGIN}/{s}" for s in written(path, [statement(*op) for op in ops], "slug")}
+    live = {
+        f"{ORIGIN}/{s}"
+        for s in written(path, [(WRITES[op], {"key": f"k{n:02d}"}) for op, n in ops], "slug")
+    }
     got = listed(path)
     assert len(got) == len(set(got))
     assert set(got) == live
@@ -231,9 +229,7 @@ def test_a_layout_from_before_stored_bounds_is_upgraded_by_one_install(tmp_path:
         assert db.execute("SELECT epoch, kind FROM posts_pages_layout").fetchone() == (*epoch, "")
 
 
-@settings(
-    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@examples(30)
 @given(st.lists(st.tuples(st.booleans(), st.integers(1, 9), st.integers(0, 9)), max_size=80))
 def test_random_writes_in_date_buckets(tmp_path: Path, ops: list[tuple[bool, int, int]]) -> None:
     """Month buckets under random inserts and deletes of keys that begin with their

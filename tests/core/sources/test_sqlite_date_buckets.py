@@ -10,12 +10,13 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 
 from sitemap_core import ConfigurationError, Site, UrlSource
 from sitemap_core.sources.sql.sqlite import SQLiteSource, install_page_facts
 from tests.core.helpers import ORIGIN, get, locs
 from tests.core.sources.page_facts_helpers import (
+    examples,
     install_posts,
     posts_source,
     write_operations,
@@ -237,21 +238,16 @@ def test_install_is_idempotent_and_another_kind_recounts(tmp_path: Path) -> None
 operations = write_operations(40, 60)
 
 
-def statement(op: str, post: int, month: int, day: int) -> tuple[str, tuple[object, ...]]:
-    """The SQL of one random write to the post ``post`` or on the date ``month``/``day``."""
-    date = f"2026-0{month}-0{day}"
-    if op == "insert":
-        return "INSERT INTO posts (published) VALUES (?)", (date,)
-    if op == "delete":
-        return "DELETE FROM posts WHERE id = ?", (post,)
-    if op == "move":
-        return "UPDATE posts SET published = ? WHERE id = ?", (date, post)
-    return "UPDATE posts SET state = 'hidden' WHERE id = ?", (post,)
+#: The SQL of each kind of random write, on the post ``:post`` or the date ``:date``.
+WRITES = {
+    "insert": "INSERT INTO posts (published) VALUES (:date)",
+    "delete": "DELETE FROM posts WHERE id = :post",
+    "move": "UPDATE posts SET published = :date WHERE id = :post",
+    "hide": "UPDATE posts SET state = 'hidden' WHERE id = :post",
+}
 
 
-@settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@examples(40)
 @given(operations)
 def test_random_writes_list_every_row_once(
     tmp_path: Path, ops: list[tuple[str, int, int, int]]
@@ -259,7 +255,11 @@ def test_random_writes_list_every_row_once(
     path = tmp_path / "random.db"
     path.unlink(missing_ok=True)
     make_db(path, POSTS, where="state = 'live'")
-    live = written(path, [statement(*op) for op in ops], "id")
+    writes = [
+        (WRITES[op], {"post": post, "date": f"2026-0{month}-0{day}"})
+        for op, post, month, day in ops
+    ]
+    live = written(path, writes, "id")
     with closing(sqlite3.connect(path)) as db:
         counted = db.execute("SELECT SUM(urls) FROM posts_pages").fetchone()[0]
     got = checked(path)

@@ -106,6 +106,12 @@ def written(path: Path, statements: list[tuple[str, Any]], key: str) -> list[Any
         return [k for (k,) in db.execute(f"SELECT {key} FROM posts WHERE state = 'live'")]
 
 
+def differing(old: dict[str, Any], new: dict[str, Any], keys: Any, prefix: str = "") -> list[str]:
+    """The ``keys`` (in their order) whose value differs from ``old`` to ``new``, each
+    without ``prefix``: the pages a write changed."""
+    return [key.removeprefix(prefix) for key in keys if old[key] != new[key]]
+
+
 def examples(count: int) -> settings:
     """Hypothesis settings of a property test on a database: ``count`` examples, no
     deadline (a write's triggers take their time), the per-test database fixture

@@ -15,7 +15,13 @@ from hypothesis import strategies as st
 from sitemap_core import ConfigurationError, Site, UrlSource
 from sitemap_core.sources.sql.sqlite import SQLiteSource, install_page_facts
 from tests.core.helpers import ORIGIN, get, locs
-from tests.core.sources.page_facts_helpers import examples, install_posts, posts_source, written
+from tests.core.sources.page_facts_helpers import (
+    differing,
+    examples,
+    install_posts,
+    posts_source,
+    written,
+)
 from tests.core.sources.test_sql import write
 from tests.core.sources.test_sqlite_pages import etags, index, page_paths
 
@@ -105,10 +111,8 @@ def test_one_write_changes_one_page(tmp_path: Path, sql: str, slug: str) -> None
     write(path, sql, (slug,))
     after_index = index(served)
     after = etags(served, listing)
-    assert [p for p in listing if before[p] != after[p]] == [changed]
-    moved = [
-        loc.removeprefix(ORIGIN) for loc in before_index if before_index[loc] != after_index[loc]
-    ]
+    assert differing(before, after, listing) == [changed]
+    moved = differing(before_index, after_index, before_index, ORIGIN)
     assert moved == [changed]
 
 
@@ -125,7 +129,7 @@ def test_a_split_keeps_every_url_once_and_moves_the_full_page_only(tmp_path: Pat
     new = "/sitemap-posts-9.xml"
     assert list(after_listing) == [*listing, new]
     after = etags(served, listing)
-    assert [p for p in listing if before[p] != after[p]] == [full]
+    assert differing(before, after, listing) == [full]
     rows_of_page = sorted([*listing[full], *added])
     half = (len(rows_of_page) + 1) // 2
     assert after_listing[full] == rows_of_page[:half]
@@ -140,7 +144,7 @@ def test_a_key_moved_to_another_page_changes_both(tmp_path: Path) -> None:
     before = etags(served, listing)
     write(path, "UPDATE posts SET slug = 's31' WHERE slug = ?", ("s02",))
     after = etags(served, listing)
-    assert [p for p in listing if before[p] != after[p]] == sorted(
+    assert differing(before, after, listing) == sorted(
         {holding(listing, "s02"), holding(listing, "s31")}, key=list(listing).index
     )
 

@@ -16,6 +16,7 @@ from sitemap_core import ConfigurationError, Site, UrlSource
 from sitemap_core.sources.sql.sqlite import SQLiteSource, install_page_facts
 from tests.core.helpers import ORIGIN, get, locs
 from tests.core.sources.page_facts_helpers import (
+    differing,
     examples,
     install_posts,
     posts_source,
@@ -127,10 +128,8 @@ def test_one_write_changes_one_page(tmp_path: Path, sql: str, post: int) -> None
     changed = holding(after_listing if post > 15 else listing, post)
     after_index = index(served)
     after = etags(served, listing)
-    assert [p for p in listing if before[p] != after[p]] == [changed]
-    moved = [
-        loc.removeprefix(ORIGIN) for loc in before_index if before_index[loc] != after_index[loc]
-    ]
+    assert differing(before, after, listing) == [changed]
+    moved = differing(before_index, after_index, before_index, ORIGIN)
     assert moved == [changed]
     assert sorted(checked(path)) == sorted(months(path))
 
@@ -162,10 +161,8 @@ def test_a_date_moved_to_another_month_changes_exactly_its_two_pages(tmp_path: P
     after = etags(served, listing)
     after_index = index(served)
     both = [holding(listing, 2), holding(listing, 12)]
-    assert [p for p in listing if before[p] != after[p]] == both
-    assert [
-        loc.removeprefix(ORIGIN) for loc in before_index if before_index[loc] != after_index[loc]
-    ] == both
+    assert differing(before, after, listing) == both
+    assert differing(before_index, after_index, before_index, ORIGIN) == both
     assert pages(served)[both[1]] == [11, 12, 2, 13]
 
 
@@ -179,7 +176,7 @@ def test_a_month_split_keeps_every_url_once(tmp_path: Path) -> None:
     after_listing = pages(served)
     assert list(after_listing) == [*listing, "/sitemap-posts-7.xml"]
     after = etags(served, listing)
-    assert [p for p in listing if before[p] != after[p]] == [holding(listing, 7)]
+    assert differing(before, after, listing) == [holding(listing, 7)]
     assert after_listing[holding(listing, 7)] == [6, 7, 16]
     assert after_listing["/sitemap-posts-7.xml"] == [17, 18, 8]
     got = [i for ids in after_listing.values() for i in ids]

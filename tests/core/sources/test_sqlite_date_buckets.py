@@ -8,6 +8,7 @@ import sqlite3
 from collections.abc import Iterable
 from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -134,12 +135,17 @@ def test_one_write_changes_one_page(tmp_path: Path, sql: str, post: int) -> None
     assert sorted(checked(path)) == sorted(months(path))
 
 
-def test_a_new_month_starts_a_page_after_the_last_and_changes_no_other(tmp_path: Path) -> None:
+def blog(tmp_path: Path) -> tuple[Path, Site, dict[str, list[int]], dict[str, str | None], Any]:
+    """The blog of POSTS, served, before a write: its path, its site, the ids each page
+    lists, the index and each page's ETag."""
     path = make_db(tmp_path / "blog.db", POSTS)
     served = site(path)
     listing = pages(served)
-    before_index = index(served)
-    before = etags(served, listing)
+    return path, served, listing, index(served), etags(served, listing)
+
+
+def test_a_new_month_starts_a_page_after_the_last_and_changes_no_other(tmp_path: Path) -> None:
+    path, served, listing, before_index, before = blog(tmp_path)
     write(path, "INSERT INTO posts (id, published) VALUES (20, '2025-12-24')")
     write(path, "INSERT INTO posts (id, published) VALUES (21, '2026-04-01')")
     after_listing = pages(served)
@@ -152,11 +158,7 @@ def test_a_new_month_starts_a_page_after_the_last_and_changes_no_other(tmp_path:
 
 
 def test_a_date_moved_to_another_month_changes_exactly_its_two_pages(tmp_path: Path) -> None:
-    path = make_db(tmp_path / "blog.db", POSTS)
-    served = site(path)
-    listing = pages(served)
-    before_index = index(served)
-    before = etags(served, listing)
+    path, served, listing, before_index, before = blog(tmp_path)
     write(path, "UPDATE posts SET published = '2026-03-02T09:00:00' WHERE id = 2")
     after = etags(served, listing)
     after_index = index(served)

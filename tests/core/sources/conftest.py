@@ -1,11 +1,15 @@
-"""Fixtures of the source tests: one throwaway PostgreSQL server for the session."""
+"""Fixtures of the source tests: one throwaway PostgreSQL server for the session, and
+the ``db`` / ``adb`` databases (SQLite and PostgreSQL; each async driver) on it."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from postgres import postgres_server
+
+from tests.core.sources.test_sqla import ASYNC_DRIVERS, Db, make_db
 
 
 @pytest.fixture(scope="session")
@@ -13,3 +17,15 @@ def postgres_url() -> Iterator[str]:
     """The SQLAlchemy URL of a PostgreSQL server started for the session."""
     with postgres_server() as url:
         yield url
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
+    """A database on SQLite, then on the session's PostgreSQL server."""
+    yield from make_db(request, tmp_path, request.param)
+
+
+@pytest.fixture(params=list(ASYNC_DRIVERS))
+def adb(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
+    """A database whose ``async_url`` names each async driver in turn."""
+    yield from make_db(request, tmp_path, request.param)

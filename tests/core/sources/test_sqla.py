@@ -124,23 +124,12 @@ class Db:
             conn.execute(statement)
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
-    yield from make_db(request, tmp_path, request.param)
-
-
 #: The async drivers: aiosqlite; psycopg 3 (sync and async under one URL) and asyncpg.
 ASYNC_DRIVERS = {
     "sqlite": "sqlite+aiosqlite",
     "postgresql": "postgresql+psycopg",
     "postgresql+asyncpg": "postgresql+asyncpg",
 }
-
-
-@pytest.fixture(params=list(ASYNC_DRIVERS))
-def adb(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
-    """A database whose ``async_url`` names each async driver in turn."""
-    yield from make_db(request, tmp_path, request.param)
 
 
 def make_db(request: pytest.FixtureRequest, tmp_path: Path, kind: str) -> Iterator[Db]:

@@ -4,11 +4,9 @@ the index, each page's ETag and the URLs the pages list."""
 
 from __future__ import annotations
 
-import asyncio
 import random
 import threading
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,15 +26,11 @@ from sqlalchemy import (
     text,
     update,
 )
-from sqlalchemy.ext.asyncio import create_async_engine
 
 from sitemap_core import ConfigurationError
-from sitemap_core.sources.sql.sqla import (
-    AsyncSQLAlchemySource,
-    SQLAlchemySource,
-    install_page_facts,
-)
-from tests.core.sources.test_sqla import ASYNC_DRIVERS, ORIGIN, Db, day, make_db
+from sitemap_core.sources.sql.sqla import SQLAlchemySource, install_page_facts
+from tests.core.sources.page_facts_helpers import as_client, async_get, install_sqla
+from tests.core.sources.test_sqla import ORIGIN, Db, day, make_db
 from tests.core.sources.test_sqla_pages import flask_client, index_of, snapshot
 
 WIDTH = 10
@@ -51,14 +45,13 @@ articles = Table(
 things = Table("things", MetaData(), Column("id", Uuid, primary_key=True), Column("n", Integer))
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
-    yield from make_db(request, tmp_path, request.param)
-
-
-@pytest.fixture(params=list(ASYNC_DRIVERS))
-def adb(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
-    yield from make_db(request, tmp_path, request.param)
+#: How the tests' sources, sync and async, read the table.
+READ: dict[str, Any] = {
+    "key": "slug",
+    "lastmod": "updated_at",
+    "build": f"{ORIGIN}/a/{{slug}}",
+    "page_facts": "articles_pages",
+}
 
 
 def slug(i: int) -> str:
@@ -74,27 +67,11 @@ def filled(db: Db, keys: Any, **options: Any) -> Db:
 
 
 def install(db: Db, **options: Any) -> None:
-    install_page_facts(
-        db.engine,
-        "articles",
-        "slug",
-        "articles_pages",
-        lastmod="updated_at",
-        page_width=WIDTH,
-        stored_bounds=True,
-        **options,
-    )
+    install_sqla(db, articles, READ, page_width=WIDTH, stored_bounds=True, **options)
 
 
 def source(db: Db) -> SQLAlchemySource:
-    return SQLAlchemySource(
-        db.engine,
-        articles,
-        key="slug",
-        lastmod="updated_at",
-        build=f"{ORIGIN}/a/{{slug}}",
-        page_facts="articles_pages",
-    )
+    return SQLAlchemySource(db.engine, articles, **READ)
 
 
 def served(client: Any) -> list[str]:
@@ -245,38 +222,14 @@ def test_a_text_key_without_stored_bounds_or_an_index_is_refused(db: Db) -> None
 
 
 def test_the_async_source_serves_the_same_documents(adb: Db) -> None:
-    from starlette.applications import Starlette
-    from starlette.testclient import TestClient
-
-    from asgi_sitemap import SitemapMiddleware
-
     filled(adb, range(0, 100, 2))
     for i in range(6):
         adb.write(insert(articles).values(slug=f"a0022-{i}", updated_at=day(i)))
     sync = flask_client(source(adb))
     expected = index_of(sync.get("/sitemap.xml").data)
-    engine = create_async_engine(adb.async_url)
-    async_src = AsyncSQLAlchemySource(
-        engine,
-        articles,
-        key="slug",
-        lastmod="updated_at",
-        build=f"{ORIGIN}/a/{{slug}}",
-        page_facts="articles_pages",
-    )
-    app = SitemapMiddleware(Starlette(), {"posts": async_src}, base_url=ORIGIN, page_size=WIDTH)
-    try:
-        with TestClient(app, base_url=ORIGIN) as client:
-
-            def get(path: str) -> Any:
-                response = client.get(path)
-                response.data = response.content
-                return response
-
-            assert snapshot(get)[0] == expected
-            assert served(type("Client", (), {"get": staticmethod(get)})) == served(sync)
-    finally:
-        asyncio.run(engine.dispose())
+    with async_get(adb, articles, WIDTH, **READ) as get:
+        assert snapshot(get)[0] == expected
+        assert served(as_client(get)) == served(sync)
 
 
 def test_random_statements_list_every_row_once(db: Db) -> None:

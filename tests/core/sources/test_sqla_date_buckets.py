@@ -5,16 +5,12 @@ tests, ``tests/postgres.py``)."""
 
 from __future__ import annotations
 
-import asyncio
 import uuid
-from collections.abc import Iterator
 from datetime import UTC, date, datetime
-from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import given
 from lxml import etree
 from sqlalchemy import (
     Column,
@@ -34,15 +30,17 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import create_async_engine
 
 from sitemap_core import ConfigurationError
-from sitemap_core.sources.sql.sqla import (
-    AsyncSQLAlchemySource,
-    SQLAlchemySource,
-    install_page_facts,
+from sitemap_core.sources.sql.sqla import SQLAlchemySource, install_page_facts
+from tests.core.sources.page_facts_helpers import (
+    as_client,
+    async_get,
+    examples,
+    install_sqla,
+    write_operations,
 )
-from tests.core.sources.test_sqla import ASYNC_DRIVERS, ORIGIN, Db, make_db
+from tests.core.sources.test_sqla import ASYNC_DRIVERS, ORIGIN, Db
 from tests.core.sources.test_sqla_pages import flask_client, snapshot
 
 WIDTH = 4
@@ -57,22 +55,21 @@ posts = Table(
 Index("posts_published", posts.c.published, posts.c.id)
 
 
+#: How the tests' sources, sync and async, read the table.
+READ: dict[str, Any] = {
+    "key": "id",
+    "lastmod": "published",
+    "build": f"{ORIGIN}/p/{{id}}",
+    "page_facts": "posts_pages",
+}
+
+
 def at(month: int, day: int, hour: int = 0) -> datetime:
     return datetime(2026, month, day, hour, tzinfo=UTC)
 
 
 #: Three months of five posts each, a day apart: ids 1 to 15.
 POSTS = [at(m, d) for m in (1, 2, 3) for d in range(1, 6)]
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
-    yield from make_db(request, tmp_path, request.param)
-
-
-@pytest.fixture
-def adb(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
-    yield from make_db(request, tmp_path, request.param)
 
 
 def filled(db: Db, dates: list[datetime], **options: Any) -> Db:
@@ -84,27 +81,11 @@ def filled(db: Db, dates: list[datetime], **options: Any) -> Db:
 
 
 def install(db: Db, **options: Any) -> None:
-    install_page_facts(
-        db.engine,
-        "posts",
-        "id",
-        "posts_pages",
-        lastmod="published",
-        page_width=WIDTH,
-        month_buckets="published",
-        **options,
-    )
+    install_sqla(db, posts, READ, page_width=WIDTH, month_buckets="published", **options)
 
 
 def source(db: Db) -> SQLAlchemySource:
-    return SQLAlchemySource(
-        db.engine,
-        posts,
-        key="id",
-        lastmod="published",
-        build=f"{ORIGIN}/p/{{id}}",
-        page_facts="posts_pages",
-    )
+    return SQLAlchemySource(db.engine, posts, **READ)
 
 
 def listing(client: Any, paths: Any) -> dict[str, list[int]]:
@@ -176,20 +157,10 @@ def test_a_null_date_is_refused_naming_the_column(db: Db) -> None:
         filled(db, [*POSTS, None])  # type: ignore[list-item]
 
 
-operations = st.lists(
-    st.tuples(
-        st.sampled_from(["insert", "delete", "move", "hide"]),
-        st.integers(1, 30),
-        st.integers(1, 4),
-        st.integers(1, 3),
-    ),
-    max_size=40,
-)
+operations = write_operations(30, 40)
 
 
-@settings(
-    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@examples(15)
 @given(operations)
 def test_random_writes_list_every_row_once(db: Db, ops: list[tuple[str, int, int, int]]) -> None:
     with db.engine.begin() as conn:
@@ -274,40 +245,14 @@ def test_a_write_of_a_null_date_is_refused_naming_the_column(db: Db) -> None:
 
 @pytest.mark.parametrize("adb", list(ASYNC_DRIVERS), indirect=True)
 def test_the_async_source_serves_the_same_documents(adb: Db) -> None:
-    from starlette.applications import Starlette
-    from starlette.testclient import TestClient
-
-    from asgi_sitemap import SitemapMiddleware
-
     filled(adb, POSTS)
     with adb.engine.begin() as conn:
         conn.execute(insert(posts), [{"published": at(2, 2, h)} for h in range(5)])
     sync = flask_client(source(adb))
     expected = snapshot(sync.get)[0]
-    engine = create_async_engine(adb.async_url)
-    async_src = AsyncSQLAlchemySource(
-        engine,
-        posts,
-        key="id",
-        lastmod="published",
-        build=f"{ORIGIN}/p/{{id}}",
-        page_facts="posts_pages",
-    )
-    app = SitemapMiddleware(Starlette(), {"posts": async_src}, base_url=ORIGIN, page_size=WIDTH)
-    try:
-        with TestClient(app, base_url=ORIGIN) as client:
-
-            def get(path: str) -> Any:
-                response = client.get(path)
-                response.data = response.content
-                return response
-
-            assert snapshot(get)[0] == expected
-            assert listing(type("C", (), {"get": staticmethod(get)}), expected) == listing(
-                sync, expected
-            )
-    finally:
-        asyncio.run(engine.dispose())
+    with async_get(adb, posts, WIDTH, **READ) as get:
+        assert snapshot(get)[0] == expected
+        assert listing(as_client(get), expected) == listing(sync, expected)
 
 
 def test_a_uuid_key_and_a_date_column(db: Db) -> None:

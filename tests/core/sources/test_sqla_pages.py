@@ -5,26 +5,19 @@ PostgreSQL is started by the tests (``tests/postgres.py``), as for ``test_sqla.p
 
 from __future__ import annotations
 
-import asyncio
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from lxml import etree
 from sqlalchemy import delete, func, insert, select, text, update
-from sqlalchemy.ext.asyncio import create_async_engine
 from xsd import validate
 
 from sitemap_core import ConfigurationError
-from sitemap_core.sources.sql.sqla import (
-    AsyncSQLAlchemySource,
-    SQLAlchemySource,
-    install_page_facts,
-)
+from sitemap_core.sources.sql.sqla import SQLAlchemySource, install_page_facts
+from tests.core.sources.page_facts_helpers import async_get
 from tests.core.sources.test_sqla import (
-    ASYNC_DRIVERS,
     ORIGIN,
     Db,
     day,
@@ -35,14 +28,13 @@ from tests.core.sources.test_sqla import (
 WIDTH = 10
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
-    yield from make_db(request, tmp_path, request.param)
-
-
-@pytest.fixture(params=list(ASYNC_DRIVERS))
-def adb(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
-    yield from make_db(request, tmp_path, request.param)
+#: How the tests' sources, sync and async, read the table.
+READ: dict[str, Any] = {
+    "key": "id",
+    "lastmod": "updated_at",
+    "build": f"{ORIGIN}/posts/{{slug}}",
+    "page_facts": "posts_pages",
+}
 
 
 def filled(db: Db, keys: Any, width: int = WIDTH) -> Db:
@@ -58,14 +50,7 @@ def filled(db: Db, keys: Any, width: int = WIDTH) -> Db:
 
 
 def source(db: Db) -> SQLAlchemySource:
-    return SQLAlchemySource(
-        db.engine,
-        posts,
-        key="id",
-        lastmod="updated_at",
-        build=f"{ORIGIN}/posts/{{slug}}",
-        page_facts="posts_pages",
-    )
+    return SQLAlchemySource(db.engine, posts, **READ)
 
 
 def flask_client(src: Any) -> Any:
@@ -208,38 +193,13 @@ def test_facts_not_installed_and_bad_arguments_are_clear_errors(db: Db) -> None:
 
 
 def test_the_async_source_serves_the_same_documents(adb: Db) -> None:
-    from starlette.applications import Starlette
-    from starlette.testclient import TestClient
-
-    from asgi_sitemap import SitemapMiddleware
-
     filled(adb, [*range(1, 25), *range(41, 47)])
     expected = snapshot(flask_client(source(adb)).get)
-    engine = create_async_engine(adb.async_url)
-    async_src = AsyncSQLAlchemySource(
-        engine,
-        posts,
-        key="id",
-        lastmod="updated_at",
-        build=f"{ORIGIN}/posts/{{slug}}",
-        page_facts="posts_pages",
-    )
-    app = SitemapMiddleware(Starlette(), {"posts": async_src}, base_url=ORIGIN, page_size=WIDTH)
-    try:
-        with TestClient(app, base_url=ORIGIN) as client:
-
-            def get(path: str) -> Any:
-                response = client.get(path)
-                response.data = response.content
-                response.status_code = response.status_code
-                return response
-
-            got = snapshot(get)
-            assert list(got[0]) == list(expected[0])
-            assert got[0] == expected[0]
-            assert client.get("/sitemap-posts-4.xml").status_code == 404
-    finally:
-        asyncio.run(engine.dispose())
+    with async_get(adb, posts, WIDTH, **READ) as get:
+        got = snapshot(get)
+        assert list(got[0]) == list(expected[0])
+        assert got[0] == expected[0]
+        assert get("/sitemap-posts-4.xml").status_code == 404
 
 
 def drafts(db: Db) -> Db:

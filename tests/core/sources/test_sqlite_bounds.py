@@ -9,12 +9,19 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from sitemap_core import ConfigurationError, Site, UrlSource
 from sitemap_core.sources.sql.sqlite import SQLiteSource, install_page_facts
 from tests.core.helpers import ORIGIN, get, locs
+from tests.core.sources.page_facts_helpers import (
+    differing,
+    examples,
+    install_posts,
+    posts_source,
+    written,
+)
 from tests.core.sources.test_sql import write
 from tests.core.sources.test_sqlite_pages import etags, index, page_paths
 
@@ -37,28 +44,11 @@ def make_db(path: Path, slugs: Iterable[str], **options: object) -> Path:
 
 
 def install(db: sqlite3.Connection, **options: object) -> None:
-    install_page_facts(
-        db,
-        "posts",
-        "slug",
-        "posts_pages",
-        lastmod="updated_at",
-        page_width=WIDTH,
-        stored_bounds=True,
-        **options,  # type: ignore[arg-type]
-    )
+    install_posts(db, "slug", "updated_at", page_width=WIDTH, stored_bounds=True, **options)
 
 
 def source(path: Path) -> SQLiteSource:
-    return SQLiteSource(
-        lambda: sqlite3.connect(path),
-        "posts",
-        "slug",
-        lambda row: (f"{ORIGIN}/{row['slug']}", row["updated_at"]),
-        columns=("slug", "updated_at"),
-        lastmod="updated_at",
-        page_facts="posts_pages",
-    )
+    return posts_source(path, "slug", "updated_at")
 
 
 def site(path: Path) -> Site:
@@ -121,10 +111,8 @@ def test_one_write_changes_one_page(tmp_path: Path, sql: str, slug: str) -> None
     write(path, sql, (slug,))
     after_index = index(served)
     after = etags(served, listing)
-    assert [p for p in listing if before[p] != after[p]] == [changed]
-    moved = [
-        loc.removeprefix(ORIGIN) for loc in before_index if before_index[loc] != after_index[loc]
-    ]
+    assert differing(before, after, listing) == [changed]
+    moved = differing(before_index, after_index, before_index, ORIGIN)
     assert moved == [changed]
 
 
@@ -141,7 +129,7 @@ def test_a_split_keeps_every_url_once_and_moves_the_full_page_only(tmp_path: Pat
     new = "/sitemap-posts-9.xml"
     assert list(after_listing) == [*listing, new]
     after = etags(served, listing)
-    assert [p for p in listing if before[p] != after[p]] == [full]
+    assert differing(before, after, listing) == [full]
     rows_of_page = sorted([*listing[full], *added])
     half = (len(rows_of_page) + 1) // 2
     assert after_listing[full] == rows_of_page[:half]
@@ -156,7 +144,7 @@ def test_a_key_moved_to_another_page_changes_both(tmp_path: Path) -> None:
     before = etags(served, listing)
     write(path, "UPDATE posts SET slug = 's31' WHERE slug = ?", ("s02",))
     after = etags(served, listing)
-    assert [p for p in listing if before[p] != after[p]] == sorted(
+    assert differing(before, after, listing) == sorted(
         {holding(listing, "s02"), holding(listing, "s31")}, key=list(listing).index
     )
 
@@ -192,29 +180,25 @@ operations = st.lists(
 )
 
 
-@settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+#: The SQL of each kind of random write, on the key ``:key``.
+WRITES = {
+    "insert": "INSERT OR IGNORE INTO posts (slug) VALUES (:key)",
+    "delete": "DELETE FROM posts WHERE slug = :key",
+    "rename": "UPDATE OR IGNORE posts SET slug = :key || 'x' WHERE slug = :key",
+    "hide": "UPDATE posts SET state = 'hidden' WHERE slug = :key",
+}
+
+
+@examples(40)
 @given(operations)
 def test_random_writes_list_every_row_once(tmp_path: Path, ops: list[tuple[str, int]]) -> None:
     path = tmp_path / "random.db"
     path.unlink(missing_ok=True)
     make_db(path, [f"k{i:02d}" for i in range(0, 60, 5)], where="state = 'live'")
-    with closing(sqlite3.connect(path)) as db:
-        for op, n in ops:
-            key = f"k{n:02d}"
-            if op == "insert":
-                db.execute("INSERT OR IGNORE INTO posts (slug) VALUES (?)", (key,))
-            elif op == "delete":
-                db.execute("DELETE FROM posts WHERE slug = ?", (key,))
-            elif op == "rename":
-                db.execute("UPDATE OR IGNORE posts SET slug = ? || 'x' WHERE slug = ?", (key, key))
-            else:
-                db.execute("UPDATE posts SET state = 'hidden' WHERE slug = ?", (key,))
-            db.commit()
-        live = {
-            f"{ORIGIN}/{s}" for (s,) in db.execute("SELECT slug FROM posts WHERE state = 'live'")
-        }
+    live = {
+        f"{ORIGIN}/{s}"
+        for s in written(path, [(WRITES[op], {"key": f"k{n:02d}"}) for op, n in ops], "slug")
+    }
     got = listed(path)
     assert len(got) == len(set(got))
     assert set(got) == live
@@ -249,9 +233,7 @@ def test_a_layout_from_before_stored_bounds_is_upgraded_by_one_install(tmp_path:
         assert db.execute("SELECT epoch, kind FROM posts_pages_layout").fetchone() == (*epoch, "")
 
 
-@settings(
-    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@examples(30)
 @given(st.lists(st.tuples(st.booleans(), st.integers(1, 9), st.integers(0, 9)), max_size=80))
 def test_random_writes_in_date_buckets(tmp_path: Path, ops: list[tuple[bool, int, int]]) -> None:
     """Month buckets under random inserts and deletes of keys that begin with their

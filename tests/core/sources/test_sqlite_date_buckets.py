@@ -8,14 +8,22 @@ import sqlite3
 from collections.abc import Iterable
 from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import given
 
 from sitemap_core import ConfigurationError, Site, UrlSource
 from sitemap_core.sources.sql.sqlite import SQLiteSource, install_page_facts
 from tests.core.helpers import ORIGIN, get, locs
+from tests.core.sources.page_facts_helpers import (
+    differing,
+    examples,
+    install_posts,
+    posts_source,
+    write_operations,
+    written,
+)
 from tests.core.sources.test_sql import write
 from tests.core.sources.test_sqlite_pages import etags, index, page_paths
 
@@ -38,28 +46,11 @@ def make_db(path: Path, dates: Iterable[str | None], **options: object) -> Path:
 
 
 def install(db: sqlite3.Connection, **options: object) -> None:
-    install_page_facts(
-        db,
-        "posts",
-        "id",
-        "posts_pages",
-        lastmod="published",
-        page_width=WIDTH,
-        month_buckets="published",
-        **options,  # type: ignore[arg-type]
-    )
+    install_posts(db, "id", "published", page_width=WIDTH, month_buckets="published", **options)
 
 
 def source(path: Path) -> SQLiteSource:
-    return SQLiteSource(
-        lambda: sqlite3.connect(path),
-        "posts",
-        "id",
-        lambda row: (f"{ORIGIN}/{row['id']}", row["published"]),
-        columns=("id", "published"),
-        lastmod="published",
-        page_facts="posts_pages",
-    )
+    return posts_source(path, "id", "published")
 
 
 def site(path: Path) -> Site:
@@ -138,20 +129,23 @@ def test_one_write_changes_one_page(tmp_path: Path, sql: str, post: int) -> None
     changed = holding(after_listing if post > 15 else listing, post)
     after_index = index(served)
     after = etags(served, listing)
-    assert [p for p in listing if before[p] != after[p]] == [changed]
-    moved = [
-        loc.removeprefix(ORIGIN) for loc in before_index if before_index[loc] != after_index[loc]
-    ]
+    assert differing(before, after, listing) == [changed]
+    moved = differing(before_index, after_index, before_index, ORIGIN)
     assert moved == [changed]
     assert sorted(checked(path)) == sorted(months(path))
 
 
-def test_a_new_month_starts_a_page_after_the_last_and_changes_no_other(tmp_path: Path) -> None:
+def blog(tmp_path: Path) -> tuple[Path, Site, dict[str, list[int]], dict[str, str | None], Any]:
+    """The blog of POSTS, served, before a write: its path, its site, the ids each page
+    lists, the index and each page's ETag."""
     path = make_db(tmp_path / "blog.db", POSTS)
     served = site(path)
     listing = pages(served)
-    before_index = index(served)
-    before = etags(served, listing)
+    return path, served, listing, index(served), etags(served, listing)
+
+
+def test_a_new_month_starts_a_page_after_the_last_and_changes_no_other(tmp_path: Path) -> None:
+    path, served, listing, before_index, before = blog(tmp_path)
     write(path, "INSERT INTO posts (id, published) VALUES (20, '2025-12-24')")
     write(path, "INSERT INTO posts (id, published) VALUES (21, '2026-04-01')")
     after_listing = pages(served)
@@ -164,19 +158,13 @@ def test_a_new_month_starts_a_page_after_the_last_and_changes_no_other(tmp_path:
 
 
 def test_a_date_moved_to_another_month_changes_exactly_its_two_pages(tmp_path: Path) -> None:
-    path = make_db(tmp_path / "blog.db", POSTS)
-    served = site(path)
-    listing = pages(served)
-    before_index = index(served)
-    before = etags(served, listing)
+    path, served, listing, before_index, before = blog(tmp_path)
     write(path, "UPDATE posts SET published = '2026-03-02T09:00:00' WHERE id = 2")
     after = etags(served, listing)
     after_index = index(served)
     both = [holding(listing, 2), holding(listing, 12)]
-    assert [p for p in listing if before[p] != after[p]] == both
-    assert [
-        loc.removeprefix(ORIGIN) for loc in before_index if before_index[loc] != after_index[loc]
-    ] == both
+    assert differing(before, after, listing) == both
+    assert differing(before_index, after_index, before_index, ORIGIN) == both
     assert pages(served)[both[1]] == [11, 12, 2, 13]
 
 
@@ -190,7 +178,7 @@ def test_a_month_split_keeps_every_url_once(tmp_path: Path) -> None:
     after_listing = pages(served)
     assert list(after_listing) == [*listing, "/sitemap-posts-7.xml"]
     after = etags(served, listing)
-    assert [p for p in listing if before[p] != after[p]] == [holding(listing, 7)]
+    assert differing(before, after, listing) == [holding(listing, 7)]
     assert after_listing[holding(listing, 7)] == [6, 7, 16]
     assert after_listing["/sitemap-posts-7.xml"] == [17, 18, 8]
     got = [i for ids in after_listing.values() for i in ids]
@@ -246,20 +234,19 @@ def test_install_is_idempotent_and_another_kind_recounts(tmp_path: Path) -> None
     assert checked(path) == list(range(1, 16))
 
 
-operations = st.lists(
-    st.tuples(
-        st.sampled_from(["insert", "delete", "move", "hide"]),
-        st.integers(1, 40),
-        st.integers(1, 4),
-        st.integers(1, 3),
-    ),
-    max_size=60,
-)
+operations = write_operations(40, 60)
 
 
-@settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+#: The SQL of each kind of random write, on the post ``:post`` or the date ``:date``.
+WRITES = {
+    "insert": "INSERT INTO posts (published) VALUES (:date)",
+    "delete": "DELETE FROM posts WHERE id = :post",
+    "move": "UPDATE posts SET published = :date WHERE id = :post",
+    "hide": "UPDATE posts SET state = 'hidden' WHERE id = :post",
+}
+
+
+@examples(40)
 @given(operations)
 def test_random_writes_list_every_row_once(
     tmp_path: Path, ops: list[tuple[str, int, int, int]]
@@ -267,19 +254,12 @@ def test_random_writes_list_every_row_once(
     path = tmp_path / "random.db"
     path.unlink(missing_ok=True)
     make_db(path, POSTS, where="state = 'live'")
+    writes = [
+        (WRITES[op], {"post": post, "date": f"2026-0{month}-0{day}"})
+        for op, post, month, day in ops
+    ]
+    live = written(path, writes, "id")
     with closing(sqlite3.connect(path)) as db:
-        for op, post, month, day in ops:
-            date = f"2026-0{month}-0{day}"
-            if op == "insert":
-                db.execute("INSERT INTO posts (published) VALUES (?)", (date,))
-            elif op == "delete":
-                db.execute("DELETE FROM posts WHERE id = ?", (post,))
-            elif op == "move":
-                db.execute("UPDATE posts SET published = ? WHERE id = ?", (date, post))
-            else:
-                db.execute("UPDATE posts SET state = 'hidden' WHERE id = ?", (post,))
-            db.commit()
-        live = [i for (i,) in db.execute("SELECT id FROM posts WHERE state = 'live'")]
         counted = db.execute("SELECT SUM(urls) FROM posts_pages").fetchone()[0]
     got = checked(path)
     assert len(got) == len(set(got))

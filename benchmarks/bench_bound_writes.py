@@ -40,8 +40,9 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -187,24 +188,40 @@ def postgres(rows: int, writes: int, months: bool) -> dict[str, object]:
     }
 
 
+def timed_split(
+    conn: Any, mark: str, found: str, fill: Callable[[Any, int], object], insert: str
+) -> float:
+    """Seconds of the INSERT ``insert`` (its one parameter: the page's lower bound) that
+    splits the page that ``found`` names (page, URLs, lower bound) once ``fill(bound,
+    rows)`` has filled it to the width; ``mark`` is the driver's parameter mark."""
+    page, urls, low = conn.execute(found).fetchone()
+    fill(low, WIDTH - urls)
+    got = conn.execute(f"SELECT urls FROM articles_pages WHERE page = {mark}", (page,)).fetchone()
+    assert got[0] == WIDTH
+    return _clock(lambda: conn.execute(insert, (low,)))
+
+
+#: A page of stored boundaries with both bounds, and its lowest key.
+BOUNDED_PAGE = (
+    "SELECT f.page, f.urls, b.low FROM articles_pages f JOIN articles_pages_bounds b"
+    " USING (page) WHERE b.low IS NOT NULL AND b.high IS NOT NULL ORDER BY f.page LIMIT 1"
+)
+
+
 def pg_split(conn: psycopg.Connection) -> float:
     """Seconds of the INSERT that splits a page filled to the width."""
-    page, urls, low = conn.execute(
-        "SELECT f.page, f.urls, b.low FROM articles_pages f JOIN articles_pages_bounds b"
-        " USING (page) WHERE b.low IS NOT NULL AND b.high IS NOT NULL ORDER BY f.page LIMIT 1"
-    ).fetchone()
-    fill = WIDTH - urls
-    conn.execute(
-        "INSERT INTO articles SELECT %s || '-' || lpad(i::text, 6, '0'), now()"
-        " FROM generate_series(1, %s) i",
-        (low, fill),
-    )
-    assert (
-        conn.execute("SELECT urls FROM articles_pages WHERE page = %s", (page,)).fetchone()[0]
-        == WIDTH
-    )
+
+    def fill(low: str, rows: int) -> None:
+        conn.execute(
+            "INSERT INTO articles SELECT %s || '-' || lpad(i::text, 6, '0'), now()"
+            " FROM generate_series(1, %s) i",
+            (low, rows),
+        )
+
     # Just above the page's lowest key: in the page, whatever its neighbours.
-    return _clock(lambda: conn.execute("INSERT INTO articles VALUES (%s || '-0', now())", (low,)))
+    return timed_split(
+        conn, "%s", BOUNDED_PAGE, fill, "INSERT INTO articles VALUES (%s || '-0', now())"
+    )
 
 
 def sqlite(rows: int, writes: int, months: bool) -> dict[str, object]:
@@ -249,21 +266,24 @@ def sqlite(rows: int, writes: int, months: bool) -> dict[str, object]:
 
 def sqlite_split(conn: sqlite3.Connection) -> float:
     """Seconds of the INSERT that splits a page filled to the width."""
-    page, urls, low = conn.execute(
-        "SELECT f.page, f.urls, b.low FROM articles_pages f JOIN articles_pages_bounds b"
-        " USING (page) WHERE b.low IS NOT NULL AND b.high IS NOT NULL ORDER BY f.page LIMIT 1"
-    ).fetchone()
+
+    def fill(low: str, rows: int) -> None:
+        sqlite_load(
+            conn,
+            "INSERT INTO articles VALUES (?, '2026-01-02T00:00:00Z')",
+            ((f"{low}-{i:06d}",) for i in range(rows)),
+        )
+
+    return timed_split(
+        conn, "?", BOUNDED_PAGE, fill, "INSERT INTO articles VALUES (? || '-0', now_())"
+    )
+
+
+def sqlite_load(conn: sqlite3.Connection, sql: str, rows: Iterable[tuple[Any, ...]]) -> None:
+    """``rows`` written by ``sql`` in one transaction."""
     conn.execute("BEGIN")
-    conn.executemany(
-        "INSERT INTO articles VALUES (?, '2026-01-02T00:00:00Z')",
-        ((f"{low}-{i:06d}",) for i in range(WIDTH - urls)),
-    )
+    conn.executemany(sql, rows)
     conn.execute("COMMIT")
-    assert (
-        conn.execute("SELECT urls FROM articles_pages WHERE page = ?", (page,)).fetchone()[0]
-        == WIDTH
-    )
-    return _clock(lambda: conn.execute("INSERT INTO articles VALUES (? || '-0', now_())", (low,)))
 
 
 #: A page of date buckets with an upper bound, and its earliest date: rows of that date
@@ -278,28 +298,27 @@ DATED_PAGE = (
 
 def pg_dated_split(conn: psycopg.Connection) -> float:
     """Seconds of the INSERT that splits a page of date buckets filled to the width."""
-    page, urls, low_at = conn.execute(DATED_PAGE).fetchone()
-    conn.execute(
-        "INSERT INTO articles SELECT 100000000 + i, %s FROM generate_series(1, %s) i",
-        (low_at, WIDTH - urls),
-    )
-    got = conn.execute("SELECT urls FROM articles_pages WHERE page = %s", (page,)).fetchone()
-    assert got[0] == WIDTH
-    return _clock(lambda: conn.execute("INSERT INTO articles VALUES (1000000000, %s)", (low_at,)))
+
+    def fill(low_at: object, rows: int) -> None:
+        conn.execute(
+            "INSERT INTO articles SELECT 100000000 + i, %s FROM generate_series(1, %s) i",
+            (low_at, rows),
+        )
+
+    return timed_split(conn, "%s", DATED_PAGE, fill, "INSERT INTO articles VALUES (1000000000, %s)")
 
 
 def sqlite_dated_split(conn: sqlite3.Connection) -> float:
     """Seconds of the INSERT that splits a page of date buckets filled to the width."""
-    page, urls, low_at = conn.execute(DATED_PAGE).fetchone()
-    conn.execute("BEGIN")
-    conn.executemany(
-        "INSERT INTO articles VALUES (?, ?)",
-        ((100_000_000 + i, low_at) for i in range(WIDTH - urls)),
-    )
-    conn.execute("COMMIT")
-    got = conn.execute("SELECT urls FROM articles_pages WHERE page = ?", (page,)).fetchone()
-    assert got[0] == WIDTH
-    return _clock(lambda: conn.execute("INSERT INTO articles VALUES (1000000000, ?)", (low_at,)))
+
+    def fill(low_at: object, rows: int) -> None:
+        sqlite_load(
+            conn,
+            "INSERT INTO articles VALUES (?, ?)",
+            ((100_000_000 + i, low_at) for i in range(rows)),
+        )
+
+    return timed_split(conn, "?", DATED_PAGE, fill, "INSERT INTO articles VALUES (1000000000, ?)")
 
 
 def postgres_dated(rows: int, writes: int) -> dict[str, object]:

@@ -22,9 +22,11 @@ import argparse
 import importlib
 import importlib.metadata
 import os
+import signal
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final, NamedTuple, Protocol, TextIO
 from urllib.parse import urlsplit
@@ -51,7 +53,7 @@ OVERLAP = timedelta(minutes=5)
 DATE_GRACE = timedelta(days=1, hours=12)
 
 if TYPE_CHECKING:
-    from sitemap_commands.build import Fetch
+    from sitemap_commands.build import Fetch, Fetched
     from sitemap_core.serve.site import Site
 
 __all__ = [
@@ -400,6 +402,53 @@ def build_command(
     return _build_one(served, out_dir, options)
 
 
+class _Interrupts:
+    # Ctrl-C during a build, remembered. Python raises KeyboardInterrupt wherever the
+    # main thread is; inside an app's finaliser (a streamed body's close, a context's
+    # teardown) it can be swallowed, and the app then fails on what it left half done
+    # (Flask: a LookupError on its request context). Such a failure is the interrupt's.
+
+    def __init__(self) -> None:
+        self.seen = False
+        self._before: Any = None
+        before = signal.getsignal(signal.SIGINT)
+        # Only Python's handler (or the app's) is wrapped: an ignored Ctrl-C stays ignored.
+        if callable(before) and threading.current_thread() is threading.main_thread():
+            self._before = before
+            signal.signal(signal.SIGINT, self._caught)
+
+    def _caught(self, number: int, frame: Any) -> None:
+        self.seen = True
+        self._before(number, frame)
+
+    def guarded(self, served: Served) -> Served:
+        """``served`` whose fetches stop the build once Ctrl-C was pressed, though the
+        app swallowed the KeyboardInterrupt and went on."""
+        fetch = served.fetch
+        if fetch is None:
+            return served
+
+        def fetch_unless_interrupted(path: str, headers: Mapping[str, str]) -> Fetched:
+            if self.seen:
+                raise KeyboardInterrupt
+            return fetch(path, headers)
+
+        return replace(served, fetch=fetch_unless_interrupted)
+
+    def label(self, failure: str) -> str:
+        """``failure``, or "interrupted" once Ctrl-C was pressed."""
+        return "interrupted" if self.seen else failure
+
+    def status(self, failure: int) -> int:
+        """The exit status: ``failure``, or 130 once Ctrl-C was pressed."""
+        return 130 if self.seen else failure
+
+    def close(self) -> None:
+        """Put back the handler that was there before."""
+        if self._before is not None:
+            signal.signal(signal.SIGINT, self._before)
+
+
 class _BuildOptions(NamedTuple):
     # What every site of a build is built with.
     gzip: bool
@@ -445,6 +494,8 @@ def _build_one(served: Served, out_dir: str, options: _BuildOptions) -> int:
         print(f"sitemap build: error: {exc}", file=sys.stderr)
         return 2
     progress = choose_progress(out)
+    interrupts = _Interrupts()
+    served = interrupts.guarded(served)
     try:
         if target is None:
             verdict = build(served, out_dir, gzip=gzip, jobs=jobs, progress=progress).robots
@@ -454,9 +505,12 @@ def _build_one(served: Served, out_dir: str, options: _BuildOptions) -> int:
                 dry_run=dry_run, progress=progress, out=out,
             ).robots  # fmt: skip
     except PartialPublishError as exc:
-        print(f"sitemap build: error: {exc}", file=sys.stderr)
-        return 1
+        print(f"sitemap build: {interrupts.label('error')}: {exc}", file=sys.stderr)
+        return interrupts.status(1)
     except BuildError as exc:
+        if interrupts.seen:
+            print(f"sitemap build: interrupted; {out_dir} left as it was", file=sys.stderr)
+            return 130
         print(f"sitemap build: error: {exc}; {out_dir} left as it was", file=sys.stderr)
         return 1
     except PublishInterrupted as exc:
@@ -466,6 +520,7 @@ def _build_one(served: Served, out_dir: str, options: _BuildOptions) -> int:
         print(f"sitemap build: interrupted; {out_dir} left as it was", file=sys.stderr)
         return 130
     finally:
+        interrupts.close()
         served.close()
     warning = verdict.warning() if verdict is not None else None
     if warning is not None:

@@ -11,12 +11,13 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
 import textwrap
 from collections.abc import Callable, Mapping
-from contextlib import closing
+from contextlib import closing, suppress
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -176,6 +177,39 @@ def test_a_failing_source_leaves_the_previous_output(name: str, tmp_path: Path) 
     assert errors[0].startswith("GET /sitemap") and "answered 500" in errors[0]
     assert files_of(out) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # nothing left beside it
+
+
+@pytest.mark.parametrize("then_fails", [True, False], ids=["then-fails", "goes-on"])
+def test_a_swallowed_interrupt_still_interrupts(
+    then_fails: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Ctrl-C can land in an app's finaliser, which swallows the KeyboardInterrupt; the
+    # app then fails on what it left half done (Flask: LookupError on its request
+    # context), or goes on. The command still stops, says "interrupted", with 130.
+    app = FRONTS["wsgi-middleware"].build_app(standard_sources(), 10, base_url="http://localhost")
+    served = find_served(app)
+    out = tmp_path / "out"
+    build(served, out)
+    before = files_of(out)
+    assert served.fetch is not None
+    real = served.fetch
+    calls = []
+
+    def half_done(path: str, headers: Mapping[str, str]) -> Fetched:
+        calls.append(path)
+        if len(calls) == 4:
+            with suppress(KeyboardInterrupt):
+                signal.raise_signal(signal.SIGINT)
+            if then_fails:
+                raise LookupError("<ContextVar name='flask.request_ctx'>")
+        return real(path, headers)
+
+    status = build_command(dataclasses.replace(served, fetch=half_done), str(out))
+    error = capsys.readouterr().err
+    assert status == 130, error
+    assert f"interrupted; {out} left as it was" in error and "LookupError" not in error
+    assert files_of(out) == before
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
 
 def test_an_interrupt_leaves_the_previous_output_and_the_command_says_so(

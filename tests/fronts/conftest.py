@@ -75,6 +75,8 @@ OPTIONAL_SETTINGS = (
     "feed_size",
     "feed_max_days",
     "indexnow_key",
+    "extra_sitemaps",
+    "sitemaps_url",
 )
 
 
@@ -177,11 +179,19 @@ def hello_asgi_app(app_robots: bytes | None = None) -> Callable[..., Any]:
 # -- factories -------------------------------------------------------------------------
 
 
+#: Settings whose None a test gives as a value (to see it refused), not as "unset".
+NONE_IS_GIVEN = ("extra_sitemaps",)
+
+
 def given(**settings: Any) -> dict[str, Any]:
     """The optional settings a test gave (not None): the others keep their defaults."""
     unknown = settings.keys() - set(OPTIONAL_SETTINGS)
     assert not unknown, f"unknown settings {unknown}"
-    return {name: value for name, value in settings.items() if value is not None}
+    return {
+        name: value
+        for name, value in settings.items()
+        if value is not None or name in NONE_IS_GIVEN
+    }
 
 
 def build_flask_app(

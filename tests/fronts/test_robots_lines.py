@@ -21,7 +21,7 @@ from starlette.routing import Mount
 from werkzeug.middleware.dispatcher import DispatcherMiddleware
 
 import asgi_sitemap
-from flask_sitemapper import ConfigurationError, SitemapMiddleware, Sitemapper
+from flask_sitemapper import ConfigurationError, Sitemapper
 
 from .conftest import BASE, FRONTS, Front, build_flask_app, hello_asgi_app, hello_wsgi_app
 
@@ -45,24 +45,7 @@ def build(
 ) -> Any:
     """An app of ``front`` with ``extra_sitemaps`` (each front's own spelling)."""
     sources = sources if sources is not None else {"pages": [f"{BASE}/a", f"{BASE}/b"]}
-    if front.name == "flask-extension":
-        app = Flask("robots_lines")
-        app.config["PROPAGATE_EXCEPTIONS"] = False
-        app.config["SITEMAP_EXTRA_SITEMAPS"] = extra
-        if app_robots is not None:
-            body = app_robots
-
-            @app.get("/robots.txt")
-            def robots() -> Any:
-                return app.response_class(body, content_type=TEXT)
-
-        sitemapper = Sitemapper(app)
-        for name, source in sources.items():
-            sitemapper.add_source(name, source)
-        return app
-    if front.name == "wsgi-middleware":
-        return SitemapMiddleware(hello_wsgi_app(app_robots), sources, extra_sitemaps=extra)
-    return asgi_sitemap.SitemapMiddleware(hello_asgi_app(app_robots), sources, extra_sitemaps=extra)
+    return front.build_app(sources, app_robots=app_robots, extra_sitemaps=extra)
 
 
 def robots(front: Front, extra: Any = (), **options: Any) -> httpx.Response:

@@ -14,16 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from flask import Flask
 from lxml import etree
 from xsd import validate
 
-import asgi_sitemap
-from flask_sitemapper import ConfigurationError, SitemapMiddleware, Sitemapper
+from flask_sitemapper import ConfigurationError
 from sitemap_commands.build import ROBOTS_LINES, build
 from sitemap_commands.cli import find_served
 
-from .conftest import BASE, FRONTS, Front, hello_asgi_app, hello_wsgi_app, url_list
+from .conftest import BASE, FRONTS, Front, url_list
 
 CDN = "https://cdn.example.com/sitemaps"
 NS = {"sm": "http://www.sitemaps.org/schemas/sitemap/0.9"}
@@ -32,28 +30,14 @@ TEXT = "text/plain; charset=utf-8"
 
 def make(front: Front, sitemaps_url: str | None, app_robots: bytes | None = None) -> Any:
     """An app of ``front`` (25 posts in pages of 10, with the feed) and ``sitemaps_url``."""
-    sources = {"posts": url_list(BASE, "posts", 25)}
-    settings: dict[str, Any] = {"page_size": 10, "feed": True, "base_url": BASE}
-    if sitemaps_url is not None:
-        settings["sitemaps_url"] = sitemaps_url
-    if front.name == "flask-extension":
-        app = Flask("sitemaps_url")
-        app.config["PROPAGATE_EXCEPTIONS"] = False
-        app.config.update({f"SITEMAP_{name.upper()}": value for name, value in settings.items()})
-        if app_robots is not None:
-            body = app_robots
-
-            @app.get("/robots.txt")
-            def robots() -> Any:
-                return app.response_class(body, content_type=TEXT)
-
-        sitemapper = Sitemapper(app)
-        for name, source in sources.items():
-            sitemapper.add_source(name, source)
-        return app
-    if front.name == "wsgi-middleware":
-        return SitemapMiddleware(hello_wsgi_app(app_robots), sources, **settings)
-    return asgi_sitemap.SitemapMiddleware(hello_asgi_app(app_robots), sources, **settings)
+    return front.build_app(
+        {"posts": url_list(BASE, "posts", 25)},
+        10,
+        base_url=BASE,
+        app_robots=app_robots,
+        feed=True,
+        sitemaps_url=sitemaps_url,
+    )
 
 
 def get(front: Front, app: Any, path: str) -> Any:

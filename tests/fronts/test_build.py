@@ -148,19 +148,24 @@ class Boom(RuntimeError):
     """A source failing."""
 
 
-@pytest.mark.parametrize("name", list(FRONTS))
-def test_a_failing_source_leaves_the_previous_output(name: str, tmp_path: Path) -> None:
-    front = FRONTS[name]
-    fail = {"now": False}
-    urls = [f"http://localhost/posts/{i}" for i in range(25)]
+def failing_posts_app(front: Front) -> tuple[Any, dict[str, bool]]:
+    """An app of ``front`` with 25 posts in pages of 10, and its switch: once
+    ``switch["now"]`` is True, the posts' generator raises :class:`Boom` at the 13th
+    post (the database going away in the middle of a walk)."""
+    switch = {"now": False}
 
     def posts() -> Any:
-        for number, url in enumerate(urls):
-            if fail["now"] and number == 12:
+        for number in range(25):
+            if switch["now"] and number == 12:
                 raise Boom("the database went away")
-            yield url
+            yield f"http://localhost/posts/{number}"
 
-    app = front.build_app({"posts": posts}, 10, base_url="http://localhost")
+    return front.build_app({"posts": posts}, 10, base_url="http://localhost"), switch
+
+
+@pytest.mark.parametrize("name", list(FRONTS))
+def test_a_failing_source_leaves_the_previous_output(name: str, tmp_path: Path) -> None:
+    app, fail = failing_posts_app(FRONTS[name])
     out = tmp_path / "out"
     served = find_served(app)
     try:

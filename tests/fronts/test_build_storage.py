@@ -40,7 +40,7 @@ from .test_build import (
     APP_MODULE,
     ROOT,
     STANDARD_FILES,
-    Boom,
+    failing_posts_app,
     posts_database,
     raw_get,
     sqlite_posts,
@@ -282,16 +282,7 @@ def test_a_new_page_is_uploaded_before_the_index_that_names_it(s3: Any) -> None:
 def test_a_failing_source_leaves_the_published_objects_as_they_were(
     name: str, s3: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    fail = {"now": False}
-    urls = [f"http://localhost/posts/{i}" for i in range(25)]
-
-    def posts() -> Any:
-        for number, url in enumerate(urls):
-            if fail["now"] and number == 12:
-                raise Boom("the database went away")
-            yield url
-
-    app = FRONTS[name].build_app({"posts": posts}, 10, base_url="http://localhost")
+    app, fail = failing_posts_app(FRONTS[name])
     publish_to(find_served(app), gzip=True)
     before = stamps(s3)
     contents = {key: body(s3, key) for key in before}

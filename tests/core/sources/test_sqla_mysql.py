@@ -10,6 +10,7 @@ ones SQLite serves for the same rows, and a write must change what the facts pro
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ import pytest
 from docblocks import PROJECT, file_blocks
 from lxml import etree
 from mariadb import MariaDB
-from sqlalchemy import create_engine, delete, insert, update
+from sqlalchemy import create_engine, delete, func, insert, select, text, update
 
 from sitemap_core import ConfigurationError
 from sitemap_core.sources.sql.sqla import (
@@ -28,7 +29,7 @@ from sitemap_core.sources.sql.sqla import (
 )
 from tests.core.sources.page_facts_helpers import differing
 from tests.core.sources.test_sqla import Db, day, make_db, metadata, posts, source
-from tests.core.sources.test_sqla_pages import READ, filled, snapshot
+from tests.core.sources.test_sqla_pages import READ, add_rows, filled, snapshot
 
 #: The documentation's MySQL statements, by the file name each block is marked with.
 DOCUMENTED = {
@@ -177,6 +178,48 @@ def test_urls_stay_on_their_page_after_deletes(my: Db, mariadb: MariaDB) -> None
     assert list(emptied) == ["/sitemap.xml", PAGES[0], *PAGES[2:]]
     assert client.get(PAGES[1]).status_code == 404
     assert all(emptied[path] == before[path] for path in (PAGES[0], *PAGES[2:]))
+
+
+def facts_and_rows(db: Db) -> tuple[dict[int, int], dict[int, int]]:
+    """Each page's count as the facts keep it, and as the table has it."""
+    with db.engine.connect() as conn:
+        kept = conn.execute(text("SELECT page, urls FROM posts_pages WHERE urls > 0")).all()
+        page = func.floor((posts.c.id - 1) / WIDTH)
+        actual = conn.execute(select(page, func.count()).group_by(page)).all()
+    return {int(p): int(n) for p, n in kept}, {int(p): int(n) for p, n in actual}
+
+
+def test_bulk_writes_keep_every_count_exact(my: Db, mariadb: MariaDB) -> None:
+    documented_facts(my, mariadb, [*range(1, 200), *range(WIDTH + 1, WIDTH + 50)])
+    my.write(delete(posts).where(posts.c.id % 3 == 0))
+    my.write(update(posts).where(posts.c.id < 40).values(id=posts.c.id + 2 * WIDTH))
+    with my.engine.begin() as conn:
+        conn.execute(
+            insert(posts),
+            [
+                {"id": i, "slug": f"n{i}", "updated_at": day(i)}
+                for i in range(3 * WIDTH, 3 * WIDTH + 120)
+            ],
+        )
+    kept, actual = facts_and_rows(my)
+    assert kept == actual
+    assert sorted(kept) == [0, 1, 2, 3]
+
+
+def test_concurrent_writers_to_one_page_keep_its_count(my: Db, mariadb: MariaDB) -> None:
+    documented_facts(my, mariadb, range(1, 5))
+    threads = [
+        threading.Thread(target=add_rows, args=(my, start)) for start in (100, 200, 300, 400)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    kept, actual = facts_and_rows(my)
+    assert kept == actual == {0: 4 + 4 * 50}
+    with my.engine.connect() as conn:
+        # Every write moved the layout's version once: none lost to another.
+        assert conn.execute(text("SELECT version FROM posts_pages_layout")).scalar() == 200
 
 
 def test_a_304_reads_only_the_layout_row(my: Db, mariadb: MariaDB) -> None:

@@ -4,8 +4,9 @@
 gives the statements an administrator runs once instead. Those blocks (marked
 ``<!-- file: mysql-....sql -->``) are run here as written, through the ``mariadb``
 command-line client on a private MariaDB server (``tests/mariadb.py``), and the source
-then serves the table through PyMySQL (``mysql+pymysql://``): the documents must be the
-ones SQLite serves for the same rows, and a write must change what the facts promise.
+then serves the table through PyMySQL (``mysql+pymysql://``; the async source through
+aiomysql): the documents must be the ones SQLite serves for the same rows, and a write
+must change what the facts promise.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from sitemap_core.sources.sql.sqla import (
     install_page_facts,
     install_version_triggers,
 )
-from tests.core.sources.page_facts_helpers import differing
+from tests.core.sources.page_facts_helpers import async_get, differing
 from tests.core.sources.test_sqla import Db, day, make_db, metadata, posts, source
 from tests.core.sources.test_sqla_pages import READ, add_rows, filled, snapshot
 
@@ -281,3 +282,12 @@ def test_facts_not_installed_is_a_clear_error(my: Db) -> None:
     my.fill(3)
     with pytest.raises(ConfigurationError, match="install_page_facts"):
         flask_client(SQLAlchemySource(my.engine, posts, **READ)).get("/sitemap.xml")
+
+
+def test_the_async_source_serves_the_same_documents(my: Db, mariadb: MariaDB) -> None:
+    documented_facts(my, mariadb)
+    expected = documents(flask_client(SQLAlchemySource(my.engine, posts, **READ)))
+    my.async_url = mariadb.url.replace("mysql+pymysql", "mysql+aiomysql")
+    with async_get(my, posts, WIDTH, **READ) as get:
+        got = {path: get(path).data for path in expected}
+        assert got == expected

@@ -51,7 +51,10 @@ class MariaDB:
         printed; raises with the client's message when it fails."""
         command = [_binary("mariadb") or "mariadb", "--no-defaults", f"--socket={self.socket}"]
         done = subprocess.run(
-            [*command, "--user=root", "--batch", *([database] if database else [])],
+            # A lock a failed test left held (a connection still open) fails the script
+            # in seconds rather than at the timeout below.
+            [*command, "--user=root", "--batch", "--init-command=SET lock_wait_timeout = 10"]
+            + ([database] if database else []),
             input=script,
             capture_output=True,
             text=True,

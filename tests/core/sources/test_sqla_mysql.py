@@ -18,9 +18,12 @@ from typing import Any
 
 import pytest
 from docblocks import PROJECT, file_blocks
+from hypothesis import given
+from hypothesis import strategies as st
 from lxml import etree
 from mariadb import MariaDB
 from sqlalchemy import create_engine, delete, func, insert, select, text, update
+from sqlalchemy.exc import IntegrityError
 
 from sitemap_core import ConfigurationError
 from sitemap_core.sources.sql.sqla import (
@@ -28,7 +31,7 @@ from sitemap_core.sources.sql.sqla import (
     install_page_facts,
     install_version_triggers,
 )
-from tests.core.sources.page_facts_helpers import async_get, differing
+from tests.core.sources.page_facts_helpers import async_get, differing, examples
 from tests.core.sources.test_sqla import Db, day, make_db, metadata, posts, source
 from tests.core.sources.test_sqla_pages import READ, add_rows, filled, snapshot
 
@@ -221,6 +224,61 @@ def test_concurrent_writers_to_one_page_keep_its_count(my: Db, mariadb: MariaDB)
     with my.engine.connect() as conn:
         # Every write moved the layout's version once: none lost to another.
         assert conn.execute(text("SELECT version FROM posts_pages_layout")).scalar() == 200
+
+
+#: Random writes: a kind, a page and a slot on it (the key), a day.
+WRITES = st.lists(
+    st.tuples(
+        st.sampled_from(["insert", "delete", "move", "date"]),
+        st.integers(0, 3),
+        st.integers(1, 5),
+        st.integers(0, 27),
+    ),
+    max_size=25,
+)
+
+
+def random_write(db: Db, kind: str, page: int, slot: int, on: int) -> None:
+    """One write of :data:`WRITES`; a key taken already leaves the rows as they were
+    (an insert is ``IGNORE``d; a move fails, and its statement is rolled back with
+    what its triggers wrote)."""
+    key = page * WIDTH + slot
+    statement = {
+        "insert": insert(posts).prefix_with("IGNORE").values(id=key, slug=f"r{key}"),
+        "delete": delete(posts).where(posts.c.id == key),
+        # To the same slot of another page.
+        "move": update(posts).where(posts.c.id == key).values(id=(3 - page) * WIDTH + slot),
+        "date": update(posts).where(posts.c.id == key).values(updated_at=day(on)),
+    }[kind]
+    try:
+        db.write(statement)
+    except IntegrityError:
+        assert kind == "move"
+
+
+@examples(12)
+@given(writes=WRITES)
+def test_random_writes_keep_every_page_exact(
+    my: Db, mariadb: MariaDB, writes: list[tuple[str, int, int, int]]
+) -> None:
+    my.fill(0)
+    my.write(delete(posts))  # the example before left its rows
+    documented_facts(my, mariadb, [page * WIDTH + slot for page in range(4) for slot in (1, 3)])
+    for write in writes:
+        random_write(my, *write)
+    kept, actual = facts_and_rows(my)
+    assert kept == actual
+    src = SQLAlchemySource(my.engine, posts, **{**READ, "build": "http://x.org/{id}"})
+    with my.engine.connect() as conn:
+        live = conn.execute(select(posts.c.id).order_by(posts.c.id)).scalars().all()
+    listed = []
+    for page in list(src.stable_pages(1, 2**31)):  # read whole: its connection goes back
+        keys = [
+            int(str(loc).rsplit("/", 1)[1]) for loc, _ in src.stable_items(page.start, page.stop)
+        ]
+        assert len(keys) == page.urls and {(k - 1) // WIDTH for k in keys} == {page.number - 1}
+        listed += keys
+    assert listed == live
 
 
 def test_a_304_reads_only_the_layout_row(my: Db, mariadb: MariaDB) -> None:

@@ -16,7 +16,9 @@ code, or doctest when the block starts with ``>>>``. What is ours is the groupin
   file of the Django project the docs' Django blocks run in (``django_harness.py``),
   which saves it there so that other blocks can import it.
 
-Other languages (``sh``, ``text``, ...) are never run.
+Other languages (``sh``, ``text``, ...) are never run here; the ``sql`` blocks marked
+with a file name (MySQL statements an administrator runs) are run as written on a
+MariaDB server by ``tests/core/sources/test_sqla_mysql.py``.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ _MARKER_BEFORE = re.compile(r"(<!--[^\n]*-->)[ \t]*\n(?:[ \t]*\n)*[ \t]*\Z")
 
 #: Languages a fence may name. A block must name one, so that none escapes the test by
 #: being tagged ``py`` or left bare.
-LANGUAGES = frozenset({"python", "sh", "text", "toml", "nginx", "xml", "ini"})
+LANGUAGES = frozenset({"python", "sh", "text", "toml", "nginx", "xml", "ini", "sql"})
 
 _OPTIONS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 

@@ -5,7 +5,8 @@ The index of a source with page facts (see :mod:`.sqlite_pages`) is decided from
 facts (how many pages list rows, how many rows, the newest lastmod and last write, the
 width), and its children stream from one query of the pages in order, read in batches
 as the index is written: a request keeps nothing that grows with the table. Shared by
-the SQL sources, which run the statements (named parameters, double-quoted names).
+the SQL sources, which run the statements (named parameters, names quoted as the
+dialect quotes them).
 
 On PostgreSQL, when the dates are ``timestamp with time zone`` (the type the
 documentation's tables use), the database writes each page's lastmod as the text the
@@ -21,7 +22,7 @@ from typing import Any
 
 from sitemap_core.sources.pages import NormalisedLastmod, Page, Summary, made_page
 from sitemap_core.sources.sql.bounds import RANGES
-from sitemap_core.sources.sql.names import quoted
+from sitemap_core.sources.sql.names import double_quoted, quoted
 from sitemap_core.sources.sql.sqlite_pages import PageFacts, later
 
 __all__ = ["PageReads", "StablePages"]
@@ -69,8 +70,11 @@ class PageReads:
     """The statements that read the page facts ``facts`` for an index on ``dialect``,
     and what their rows mean."""
 
-    def __init__(self, facts: str, dialect: str = "sqlite") -> None:
-        f, layout = quoted("page_facts", facts), quoted("page_facts", f"{facts}_layout")
+    def __init__(
+        self, facts: str, dialect: str = "sqlite", quote: Callable[[str], str] = double_quoted
+    ) -> None:
+        # quote: the dialect's (backticks on MySQL).
+        f, layout = (quoted("page_facts", name, quote) for name in (facts, f"{facts}_layout"))
         self._names = (f, layout)
         self._dialect = dialect
         # The type of the dates, asked with the summary (PostgreSQL only).

@@ -69,13 +69,9 @@ Version counters per dialect
 function ``FOR EACH STATEMENT``, TRUNCATE handled) and SQLite. MySQL / MariaDB need
 the same table and three ``AFTER INSERT / UPDATE / DELETE ... FOR EACH ROW``
 triggers, which creating needs privileges most applications do not have;
-``docs/sqlalchemy.md`` gives the statements to run once::
-
-    CREATE TABLE posts_version (version BIGINT NOT NULL);
-    INSERT INTO posts_version VALUES (0);
-    CREATE TRIGGER posts_version_insert AFTER INSERT ON posts FOR EACH ROW
-      UPDATE posts_version SET version = version + 1;
-    -- the same AFTER UPDATE and AFTER DELETE.
+``docs/sqlalchemy.md`` gives the statements to run once (and those of page facts),
+tested as written on MariaDB. The sources quote the names they interpolate as the
+dialect does (backticks on MySQL, with or without ``ANSI_QUOTES``).
 
 The counter is one row that every writing transaction updates: the row lock orders
 writers by commit, so versions appear in commit order without gaps, which a sequence
@@ -220,7 +216,8 @@ class _Base(Generic[_E]):
             table, key, build, columns, lastmod, where, version_table, change_log
         )
         #: The stable pages' facts (only with ``page_facts``; see sqla_pages).
-        self._page_facts = None if page_facts is None else PageFacts(page_facts)
+        quote = engine.dialect.identifier_preparer.quote_identifier
+        self._page_facts = None if page_facts is None else PageFacts(page_facts, quote)
         #: What reads a page of stored boundaries (see sqla_bounds).
         self._stored = sqla_bounds.reader(table, key, page_facts)
         #: Date buckets on a column, when the facts' layout names them (see _noted).
@@ -228,7 +225,7 @@ class _Base(Generic[_E]):
         self._engine_dialect = engine.dialect.name
         #: How an index reads them: a summary, then the pages as they stream.
         self._page_reads = (
-            None if page_facts is None else PageReads(page_facts, engine.dialect.name)
+            None if page_facts is None else PageReads(page_facts, engine.dialect.name, quote)
         )
         #: The facts' condition, as last read with them (None: not read yet).
         self._condition: str | None = None
@@ -623,7 +620,10 @@ class AsyncSQLAlchemySource(_Base[AsyncEngine]):
 def _missing(facts: PageFacts | None, error: DBAPIError) -> Exception:
     # A page facts query that failed: facts not installed, or another database error.
     message = str(error.orig).lower()
-    if facts is not None and ("does not exist" in message or "no such table" in message):
+    # PostgreSQL's words, SQLite's, MySQL's.
+    if facts is not None and any(
+        words in message for words in ("does not exist", "no such table", "doesn't exist")
+    ):
         return facts.not_installed()
     return error
 

@@ -37,7 +37,7 @@ from sitemap_core.sources.pages import Page
 from sitemap_core.sources.sql import sqlite_bounds
 from sitemap_core.sources.sql.bounds import MONTHS, RANGES, StoredBounds, bounds_table, kind_of
 from sitemap_core.sources.sql.date_bounds import DateBounds, bounds_of
-from sitemap_core.sources.sql.names import quoted
+from sitemap_core.sources.sql.names import double_quoted, quoted
 from sitemap_core.sources.sql.sqlite_bounds import NOW as _NOW
 
 __all__ = [
@@ -372,18 +372,21 @@ class PageFacts:
     """The statements that read the page facts of ``facts``, and what their rows mean.
 
     Shared by the SQL sources, which run the statements (sync or async, on SQLite or
-    through SQLAlchemy: named parameters, double-quoted names) and hand the rows back.
+    through SQLAlchemy: named parameters, names quoted by ``quote``, the dialect's) and
+    hand the rows back.
     """
 
-    def __init__(self, facts: str) -> None:
-        f, layout = quoted("page_facts", facts), quoted("page_facts", f"{facts}_layout")
+    def __init__(self, facts: str, quote: Callable[[str], str] = double_quoted) -> None:
+        f, layout = (quoted("page_facts", name, quote) for name in (facts, f"{facts}_layout"))
+        # A reserved word on MySQL.
+        condition = quote("condition")
         self.name = facts
         #: The whole source's version: one row.
-        self.layout_sql = f"SELECT epoch, version, width, condition, kind FROM {layout}"
+        self.layout_sql = f"SELECT epoch, version, width, {condition}, kind FROM {layout}"
         #: The pages numbered [first, stop) that hold rows, with the layout.
         self.pages_sql = (
             f"SELECT l.epoch, l.width, f.page, f.urls, f.newest, f.changed, f.version,"
-            " l.kind, l.condition"
+            f" l.kind, l.{condition}"
             f" FROM {f} AS f CROSS JOIN {layout} AS l"
             " WHERE f.page >= :low AND f.page < :high AND f.urls > 0 ORDER BY f.page"
         )

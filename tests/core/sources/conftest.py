@@ -1,5 +1,6 @@
 """Fixtures of the source tests: one throwaway PostgreSQL server for the session, and
-the ``db`` / ``adb`` databases (SQLite and PostgreSQL; each async driver) on it."""
+the ``db`` / ``adb`` databases (SQLite and PostgreSQL; each async driver) on it; one
+throwaway MariaDB server for the session, for the MySQL tests."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from mariadb import MariaDB, mariadb_server
 from postgres import postgres_server
 
 from tests.core.sources.test_sqla import ASYNC_DRIVERS, Db, make_db
@@ -17,6 +19,13 @@ def postgres_url() -> Iterator[str]:
     """The SQLAlchemy URL of a PostgreSQL server started for the session."""
     with postgres_server() as url:
         yield url
+
+
+@pytest.fixture(scope="session")
+def mariadb() -> Iterator[MariaDB]:
+    """A MariaDB server started for the session (its URL and its ``mariadb`` client)."""
+    with mariadb_server() as server:
+        yield server
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -169,8 +169,12 @@ def newcomers():
     if not SEEN:
         SEEN.update(id(o) for o in now)
         return []
-    new = collections.Counter(type(o).__qualname__ for o in now if id(o) not in SEEN)
-    return [f"{n} {name}" for name, n in new.most_common(25)]
+    def name(o):
+        code = getattr(o, "cr_code", None) or getattr(o, "ag_code", None)
+        return type(o).__qualname__ + (" " + code.co_qualname if code else "")
+
+    new = collections.Counter(name(o) for o in now if id(o) not in SEEN)
+    return [f"{n} {name}" for name, n in new.most_common(45)]
 
 
 def report(during=False):

@@ -46,6 +46,7 @@ from sitemap_core.serve.front import (
 
 from .context import SitemapContext, _current
 from .flights import Flights
+from .heap import Crowd, malloc_trim
 from .relay import Relays
 from .routes import SitemapRoutes
 from .threads import ThreadRunner
@@ -134,6 +135,9 @@ class SitemapMiddleware:
         # share it (see asgi_sitemap.flights).
         self._relays = Relays(SITEMAP_RENDERS)
         self._flights = Flights()
+        # The responses in flight, and the C heap given back when a crowd of them has
+        # left (see asgi_sitemap.heap).
+        self._crowd = Crowd(malloc_trim())
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer sitemap paths; pass everything else to the wrapped app."""
@@ -187,6 +191,7 @@ class SitemapMiddleware:
             tokens.append(_current.set(SitemapContext(base, router)))
             return base
 
+        self._crowd.enter()
         try:
             async with anyio.create_task_group() as task_group:
                 runner = ThreadRunner(task_group, self._thread_limiter())
@@ -220,6 +225,7 @@ class SitemapMiddleware:
         finally:
             for token in tokens:
                 _current.reset(token)
+            self._crowd.leave()
 
     async def _index_parts(
         self, scope: Scope, site: Site[AsyncUrlSource], policy: BasePolicy

@@ -3,13 +3,24 @@
 The app of ``tests/e2e/crowd.py`` (the Quick start's shape, ``--entries`` entries) is
 served by one uvicorn worker behind a probe: ``/memory`` answers, after a full
 collection, the objects the gc tracks, pymalloc's arenas and blocks
-(``sys._debugmallocstats``), glibc's main arena (``mallinfo2``) and, with ``--trace``,
-``tracemalloc``'s traced memory and its largest growths since the first probe. Then
-``--crowds`` crowds of ``--readers`` slow readers (as ``bench_load.py --only crowd``)
-come and go, the server probed 1 s after each; ``--trim`` asks glibc's
-``malloc_trim(0)`` at the end, to see how much of the growth is free memory glibc
-keeps. Extra environment for the server: ``--env NAME=VALUE`` (for instance
-``MALLOC_MMAP_THRESHOLD_=131072``).
+(``sys._debugmallocstats``), glibc's main arena (``mallinfo2``), the resident memory by
+kind of mapping (``/proc/self/smaps``: the main heap, threads' stacks and malloc
+arenas, other anonymous maps, files), the transports' unsent bytes, how many times the
+middleware gave the heap back (``asgi_sitemap.heap``) and, with ``--trace``,
+``tracemalloc``'s largest growths since the first probe (and the small blocks more
+numerous than then: what may keep pymalloc's arenas).
+
+The baseline is taken after one request of every route the crowd asks, in both
+codings, and of the text pages (``--cold``: none), so that first-use imports are not
+counted as the crowd's. Then ``--crowds`` crowds of ``--readers`` slow readers (as
+``bench_load.py --only crowd``) come and go, the server probed halfway through each
+(``tracemalloc``'s largest holders then, with ``--trace``) and ``--settle`` seconds
+after it. ``--trim`` asks glibc's ``malloc_trim(0)`` at the end (and times it), to see
+what free memory glibc still keeps; ``--control`` has the crowd read the same documents
+kept as bytes by a plain ASGI app (what any app sending them costs); ``--new`` lists the
+types of the objects the gc tracks that are new since the start. Extra environment for
+the server: ``--env NAME=VALUE`` (``MALLOC_MMAP_THRESHOLD_=131072``;
+``PROBE_NO_TRIM=1``: the middleware does not give the heap back, as before).
 
 Run from the repository root::
 
@@ -22,6 +33,7 @@ import argparse
 import json
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -36,18 +48,28 @@ from e2e.servers import HTTP_TIMEOUT, Server, run_uvicorn
 #: The probe wrapped around the crowd's app (``probe_app:app``).
 PROBE_APP = '''
 """The crowd's app, and /memory and /trim for the memory bench."""
+import asyncio
 import ctypes
 import gc
 import json
 import os
 import sys
 import tempfile
+import time
 import tracemalloc
 
 if os.environ.get("PROBE_TRACE") == "1":
-    tracemalloc.start()
+    tracemalloc.start(3)
 
 from quick_app import asgi_app
+
+if os.environ.get("PROBE_NO_TRIM") == "1":  # the code before the crowd's trim
+    import asgi_sitemap.middleware
+    asgi_sitemap.middleware.malloc_trim = lambda: None
+
+if os.environ.get("PROBE_THREAD_BATCHES"):  # an experiment: entries per hand-over
+    import sitemap_core.sources.aio
+    sitemap_core.sources.aio.THREAD_BATCHES = int(os.environ["PROBE_THREAD_BATCHES"])
 
 FIRST = []
 PYMALLOC = ("arenas allocated current", "bytes in allocated blocks", "bytes in available blocks")
@@ -87,23 +109,113 @@ def pymalloc():
     return found
 
 
-def report():
-    gc.collect()
+def transports():
+    # The unsent bytes each connection's asyncio transport holds (its write buffer),
+    # and what those buffers have allocated.
+    found = [o for o in gc.get_objects() if type(o).__name__ == "_SelectorSocketTransport"]
+    buffers = [o._buffer for o in found if isinstance(getattr(o, "_buffer", None), bytearray)]
+    return {
+        "transports": len(found),
+        "transport buffers unsent": sum(len(b) for b in buffers),
+        "transport buffers allocated": sum(sys.getsizeof(b) for b in buffers),
+    }
+
+
+def resident():
+    # Resident KiB by kind of mapping (/proc/self/smaps): glibc's main heap, pymalloc
+    # arenas (1 MiB anonymous maps), other anonymous maps (threads' stacks and malloc
+    # arenas, glibc's mmapped blocks), files.
+    kinds = {"heap": 0, "pymalloc-sized": 0, "anon": 0, "file": 0, "stack": 0, "arena": 0}
+    kind = "file"
+    with open("/proc/self/smaps") as maps:
+        for line in maps:
+            fields = line.split()
+            if "-" in fields[0] and len(fields) >= 5:
+                start, end = (int(x, 16) for x in fields[0].split("-"))
+                name = fields[5] if len(fields) > 5 else ""
+                if name == "[heap]":
+                    kind = "heap"
+                elif name:
+                    kind = "file"
+                elif end - start == 8 * 2**20:
+                    kind = "stack"  # a thread's stack (glibc's default size)
+                elif start % (64 * 2**20) == 0:
+                    kind = "arena"  # a thread's malloc arena (64 MiB-aligned heaps)
+                else:
+                    kind = "pymalloc-sized" if end - start == 2**20 else "anon"
+            elif fields[0] == "Rss:":
+                kinds[kind] += int(fields[1])
+    import threading
+    return {"rss " + k: v for k, v in kinds.items()} | {"threads": threading.active_count()}
+
+
+def holders():
+    # tracemalloc's largest holders now, by the line that allocated them (3 frames).
+    snapshot = tracemalloc.take_snapshot()
+    top = snapshot.statistics("traceback")[:10]
+    small = [s for s in snapshot.statistics("traceback") if s.size <= 512 * s.count]
+    top += sorted(small, key=lambda s: -s.size)[:20]
+    return [f"{s.size / 2**20:.2f} MiB in {s.count} blocks: " + " < ".join(
+        f"{f.filename.rsplit('/', 2)[-1]}:{f.lineno}" for f in s.traceback) for s in top]
+
+
+SEEN = set()
+
+
+def newcomers():
+    # The types of the objects the gc tracks now that it did not at the first probe.
+    import collections
+    now = gc.get_objects()
+    if not SEEN:
+        SEEN.update(id(o) for o in now)
+        return []
+    def name(o):
+        code = getattr(o, "cr_code", None) or getattr(o, "ag_code", None)
+        return type(o).__qualname__ + (" " + code.co_qualname if code else "")
+
+    new = collections.Counter(name(o) for o in now if id(o) not in SEEN)
+    return [f"{n} {name}" for name, n in new.most_common(45)]
+
+
+def report(during=False):
+    if not during:
+        gc.collect()
     info = LIBC.mallinfo2()
     found = {
+        **transports(),
+        **resident(),
+        "heap given back": sum(
+            o.trims for o in gc.get_objects() if type(o).__name__ == "Crowd"
+        ),
         "gc objects": len(gc.get_objects()),
         "glibc main arena in use": info.uordblks,
         "glibc main arena free": info.fordblks,
         **pymalloc(),
     }
-    if tracemalloc.is_tracing():
+    if os.environ.get("PROBE_NEW") == "1":
+        found["growth"] = newcomers()
+    if during and tracemalloc.is_tracing():
+        found["traced"] = tracemalloc.get_traced_memory()[0]
+        found["growth"] = holders()
+    elif tracemalloc.is_tracing():
         snapshot = tracemalloc.take_snapshot()
         found["traced"] = tracemalloc.get_traced_memory()[0]
         if not FIRST:
             FIRST.append(snapshot)
         else:
             top = snapshot.compare_to(FIRST[0], "lineno")[:8]
-            found["growth"] = [str(stat) for stat in top]
+            # Small blocks (pymalloc's) more numerous than at the start: what may
+            # keep the arenas a crowd added.
+            small = [
+                s for s in snapshot.compare_to(FIRST[0], "traceback")
+                if s.count_diff > 0 and s.size <= 512 * s.count
+            ]
+            small.sort(key=lambda s: -s.count_diff)
+            found["growth"] = [str(stat) for stat in top] + [
+                f"small +{s.count_diff}: " + " < ".join(
+                    f"{f.filename.rsplit('/', 2)[-1]}:{f.lineno}" for f in s.traceback)
+                for s in small[:25]
+            ]
     return found
 
 
@@ -112,18 +224,94 @@ async def answer(send, body):
     await send({"type": "http.response.body", "body": body})
 
 
+CONTROL = {}
+
+
+async def rendered(path, coding):
+    # The library's answer for ``path``, asked in-process once, kept as bytes.
+    if (path, coding) not in CONTROL:
+        sent = []
+        asked = []
+
+        async def receive():
+            if asked:  # after the request, nothing until the answer is complete
+                await asyncio.Event().wait()
+            asked.append(1)
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def keep(message):
+            sent.append(message)
+
+        headers = [(b"host", b"quick.example.com"), (b"accept-encoding", coding)]
+        scope = {
+            "type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1",
+            "method": "GET", "scheme": "http", "path": path, "raw_path": path.encode(),
+            "query_string": b"", "root_path": "", "headers": headers,
+            "client": ("127.0.0.1", 1), "server": ("127.0.0.1", 80),
+        }
+        await asgi_app(scope, receive, keep)
+        head = [m for m in sent if m["type"] == "http.response.start"][0]
+        body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+        CONTROL[path, coding] = (head["headers"], body)
+    return CONTROL[path, coding]
+
+
+async def control(scope, send):
+    # The same bytes from memory, in 32 KiB slices: what any app serving them costs.
+    asked = dict(scope["headers"]).get(b"accept-encoding", b"")
+    coding = b"gzip" if b"gzip" in asked else b"identity"
+    headers, body = await rendered(scope["path"][len("/control"):], coding)
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    for start in range(0, len(body), 32768):
+        piece = body[start:start + 32768]
+        await send({"type": "http.response.body", "body": piece, "more_body": True})
+    await send({"type": "http.response.body", "body": b""})
+
+
 async def app(scope, receive, send):
+    if scope["type"] == "http" and scope["path"].startswith("/control/"):
+        return await control(scope, send)
     if scope["type"] == "http" and scope["path"] == "/memory":
-        return await answer(send, json.dumps(report()).encode())
+        during = scope["query_string"] == b"during"
+        return await answer(send, json.dumps(report(during)).encode())
     if scope["type"] == "http" and scope["path"] == "/trim":
-        return await answer(send, str(LIBC.malloc_trim(0)).encode())
+        started = time.perf_counter()
+        LIBC.malloc_trim(0)
+        return await answer(send, f"{time.perf_counter() - started:.6f}".encode())
     return await asgi_app(scope, receive, send)
 '''
 
 
-def probe(server: Server, label: str) -> str:
-    """A table row: RSS and what /memory says now."""
-    found = httpx.get(server.base_url + "/memory", timeout=HTTP_TIMEOUT).json()
+def warm(server: Server, documents: list[str], together: bool = False) -> None:
+    """One request of every route the crowd asks, in both codings, and the text
+    sitemaps: what the first use of each imports and builds is then in the baseline.
+    ``together``: all at once, as a crowd asks them, rather than one after another."""
+    asked = [
+        (path, coding)
+        for path in [*documents, *(p.replace(".xml", ".txt") for p in documents[1:])]
+        for coding in ("identity", "gzip")
+    ]
+
+    def get(path: str, coding: str) -> None:
+        with httpx.Client(base_url=server.base_url, timeout=HTTP_TIMEOUT) as client:
+            client.get(path, headers={"Accept-Encoding": coding}).raise_for_status()
+
+    if not together:
+        for path, coding in asked:
+            get(path, coding)
+        return
+    threads = [threading.Thread(target=get, args=each) for each in asked]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+
+def probe(server: Server, label: str, during: bool = False) -> str:
+    """A table row: RSS and what /memory says now (``during``: no collection first,
+    and tracemalloc's largest holders rather than its growth)."""
+    url = server.base_url + "/memory" + ("?during" if during else "")
+    found = httpx.get(url, timeout=HTTP_TIMEOUT).json()
     rss = server_rss_kib(server.process.pid) / 1024
     mib = 2**20
     traced = f"{found['traced'] / mib:.2f}" if "traced" in found else "-"
@@ -136,6 +324,12 @@ def probe(server: Server, label: str) -> str:
         f" {found.get('pymalloc bytes in available blocks', 0) / 1e6:.2f} |"
         f" {found['glibc main arena in use'] / mib:.1f} /"
         f" {found['glibc main arena free'] / mib:.1f} | {traced} |"
+        f" {found['transports']} | {found['transport buffers unsent'] / mib:.2f} /"
+        f" {found['transport buffers allocated'] / mib:.2f} |"
+        f" {found['rss heap'] / 1024:.1f} / {found['rss pymalloc-sized'] / 1024:.1f} /"
+        f" {found['rss anon'] / 1024:.1f} / {found['rss file'] / 1024:.1f} |"
+        f" {found['rss stack'] / 1024:.2f} / {found['rss arena'] / 1024:.2f} |"
+        f" {found['threads']} | {found['heap given back']} |"
     )
 
 
@@ -146,12 +340,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate", type=int, default=1_024, help="bytes/s per slow reader")
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--crowds", type=int, default=3)
+    parser.add_argument(
+        "--settle", type=float, default=1.0, help="seconds between a crowd's end and its probe"
+    )
     parser.add_argument("--trace", action="store_true", help="tracemalloc in the server")
+    parser.add_argument(
+        "--new", action="store_true", help="list the types of objects new since the start"
+    )
     parser.add_argument("--trim", action="store_true", help="malloc_trim(0) at the end")
     parser.add_argument("--env", action="append", default=[], help="NAME=VALUE for the server")
+    parser.add_argument(
+        "--control",
+        action="store_true",
+        help="the crowd reads the same documents kept as bytes by a plain ASGI app",
+    )
+    parser.add_argument(
+        "--warm-together", action="store_true", help="the warm-up's requests all at once"
+    )
+    parser.add_argument(
+        "--cold", action="store_true", help="no warm-up request of each route before the start"
+    )
     args = parser.parse_args(argv)
     site = QuickSite(args.entries)
-    env = dict(site.env, PROBE_TRACE="1" if args.trace else "0")
+    env = dict(site.env, PROBE_TRACE="1" if args.trace else "0", PROBE_NEW="1" if args.new else "0")
     env.update(item.split("=", 1) for item in args.env)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -159,23 +370,33 @@ def main(argv: list[str] | None = None) -> int:
         write_quick_app(folder)
         (folder / "probe_app.py").write_text(PROBE_APP)
         with run_uvicorn("probe_app:app", folder, folder / "logs", env=env) as server:
+            documents = [("/control" if args.control else "") + p for p in site.documents]
+            if not args.cold:
+                warm(server, documents, args.warm_together)
             rows.append(probe(server, "start"))
             for number in range(1, args.crowds + 1):
                 _, threads = slow_crowd(
-                    server.port, site.documents, args.readers, rate=args.rate, seconds=args.seconds
+                    server.port, documents, args.readers, rate=args.rate, seconds=args.seconds
                 )
+                time.sleep(args.seconds / 2)
+                rows.append(probe(server, f"during crowd {number}", during=True))
                 for thread in threads:
                     thread.join(args.seconds + 90)
-                time.sleep(1)  # the server lets go of what the readers held
+                time.sleep(args.settle)  # the server lets go of what the readers held
                 rows.append(probe(server, f"after crowd {number}"))
             if args.trim:
-                httpx.get(server.base_url + "/trim", timeout=HTTP_TIMEOUT)
+                took = httpx.get(server.base_url + "/trim", timeout=HTTP_TIMEOUT).text
+                print(f"malloc_trim(0) took {float(took) * 1000:.2f} ms")
                 rows.append(probe(server, "after malloc_trim(0)"))
-    print(json.dumps({"env": args.env, "trace": args.trace}))
+    shown = {"env": args.env, "trace": args.trace, "cold": args.cold, "control": args.control}
+    print(json.dumps(shown))
     print(
         "| | RSS (MiB) | gc objects | pymalloc arenas | pymalloc live / free blocks (MB) |"
-        " glibc main arena in use / free (MiB) | traced (MiB) |\n"
-        "|---|---:|---:|---:|---:|---:|---:|"
+        " glibc main arena in use / free (MiB) | traced (MiB) | transports |"
+        " transport buffers unsent / allocated (MiB) |"
+        " resident: heap / 1 MiB maps / other anonymous / files (MiB) |"
+        " threads' stacks / malloc arenas (MiB) | threads | heap given back |\n"
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     )
     print("\n".join(rows))
     return 0

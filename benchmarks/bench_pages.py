@@ -26,6 +26,13 @@ Run from the repository root (about 1 minute at ten million rows; a hundred mill
 rows take about 6 minutes and 20 GB of disk on two cores)::
 
     .venv/bin/python benchmarks/bench_pages.py [--rows 10000000 100000000] [--repeat 5]
+
+``--url postgresql+psycopg://user@host:port/db`` runs on a server of your own instead
+(started with the settings of :func:`main`), in one database per row count
+(``bench_pages_10000000``...), created when missing; with ``--reuse`` the table an
+earlier run left there is measured again instead of being built (its page facts say
+how many rows it holds), so that a hundred million rows are loaded once. A run's
+writes leave as many rows as they found.
 """
 
 from __future__ import annotations
@@ -59,7 +66,7 @@ from bench_postgres import (  # noqa: E402
 )
 from measure import peak_memory, timed  # noqa: E402
 from postgres import Unavailable, start_postgres  # noqa: E402
-from sqlalchemy import Engine, create_engine  # noqa: E402
+from sqlalchemy import Engine, create_engine, make_url  # noqa: E402
 
 from sitemap_core import Site, UrlSource  # noqa: E402
 from sitemap_core.limits import MAX_URLS_PER_SITEMAP  # noqa: E402
@@ -134,10 +141,11 @@ def cold_index(url: str) -> tuple[float, int, int, int]:
 class Writer:
     """Writes on a psycopg connection of its own, each committed at once."""
 
-    def __init__(self, dsn: str, rows: int) -> None:
+    def __init__(self, dsn: str, rows: int, next_key: int) -> None:
         self.conn = psycopg.connect(dsn, autocommit=True)
         self.rows = rows
-        self.next_key = rows + 1
+        #: The first key after the table's (an earlier run's writes may have taken some).
+        self.next_key = next_key
 
     def mixed(self) -> None:
         """An UPDATE in the middle, an INSERT at the end, a DELETE near the start."""
@@ -146,8 +154,14 @@ class Writer:
         self.conn.execute(
             "INSERT INTO posts VALUES (%s, 'fresh-' || %s, now())", (self.next_key, self.next_key)
         )
-        self.conn.execute("DELETE FROM posts WHERE id = %s", (self.next_key - self.rows + 100,))
+        # One row near the start goes: the first key from 100 on still there.
+        self.conn.execute("DELETE FROM posts WHERE id = %s", (self._early(),))
         self.next_key += 1
+
+    def _early(self) -> int:
+        # The first key at or after 100 still in the table (earlier runs took some).
+        row = self.conn.execute("SELECT MIN(id) FROM posts WHERE id >= 100").fetchone()
+        return int(row[0]) if row and row[0] is not None else 100
 
     def singles(self, triggers: bool) -> dict[str, float]:
         """Median seconds of one INSERT, UPDATE and DELETE, with or without triggers."""
@@ -199,13 +213,28 @@ def _clock(func: Callable[[], object]) -> float:
     return time.perf_counter() - started
 
 
-def measure(url: str, rows: int, repeat: int) -> dict[str, Any]:
-    """Build the table of ``rows`` rows, then every figure, medians of ``repeat``."""
+def built_rows(engine: Engine) -> int | None:
+    """How many rows the page facts of an earlier run's ``posts`` count, or None."""
+    with engine.connect() as conn:
+        if conn.exec_driver_sql("SELECT to_regclass('posts_pages')").scalar() is None:
+            return None
+        return int(conn.exec_driver_sql("SELECT COALESCE(SUM(urls), 0) FROM posts_pages").scalar())
+
+
+def measure(url: str, rows: int, repeat: int, reuse: bool = False) -> dict[str, Any]:
+    """Build the table of ``rows`` rows (unless ``reuse`` finds it built), then every
+    figure, medians of ``repeat``."""
     engine = create_engine(url, pool_size=4)
-    results: dict[str, Any] = {"rows": rows, "built": build(engine, rows)}
+    if reuse and built_rows(engine) == rows:
+        built = {"load_s": 0.0, "install_s": 0.0, "reused": 1.0}
+    else:
+        built = build(engine, rows)
+    with engine.connect() as conn:
+        last_key = int(conn.exec_driver_sql("SELECT MAX(id) FROM posts").scalar() or 0)
+    results: dict[str, Any] = {"rows": rows, "built": built}
     engine.dispose()
     dsn = url.replace("postgresql+psycopg://", "postgresql://")
-    writer = Writer(dsn, rows)
+    writer = Writer(dsn, rows, last_key + 1)
     pages = -(-rows // WIDTH)
     middle, last = pages // 2 + 1, pages
     warm_engine, warm = make_site(url)
@@ -295,7 +324,8 @@ def report(results: list[dict[str, Any]], url: str, repeat: int) -> str:
             f"{w['bulk_with_triggers'][k]:.1f} ({w['bulk_bare'][k]:.1f}) s"
             for k in ("insert", "delete")
         )
-        lines.append(f"| {r['rows']:,} | {single} | {bulk} | {r['built']['install_s']:.1f} s |")
+        install = "reused" if r["built"].get("reused") else f"{r['built']['install_s']:.1f} s"
+        lines.append(f"| {r['rows']:,} | {single} | {bulk} | {install} |")
     return "\n".join(lines)
 
 
@@ -304,7 +334,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, nargs="+", default=[10_000_000])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--json", type=Path, help="also write the figures here")
+    parser.add_argument("--url", help="a PostgreSQL server of your own (see above)")
+    parser.add_argument(
+        "--reuse", action="store_true", help="with --url: measure a table built before"
+    )
     args = parser.parse_args(argv)
+    if args.url is not None:
+        results = [
+            measure(database(args.url, rows), rows, args.repeat, args.reuse) for rows in args.rows
+        ]
+        print(report(results, args.url, args.repeat))
+        return _written(results, args.json)
     # Durable, as production runs (tests/postgres.py turns fsync off for the tests): a
     # bare write then costs what it costs a user, and the triggers' share is honest.
     settings = {
@@ -321,8 +361,26 @@ def main(argv: list[str] | None = None) -> int:
     except Unavailable as exc:
         print(f"PostgreSQL is not available: {exc}", file=sys.stderr)
         return 2
-    if args.json is not None:
-        args.json.write_text(json.dumps(results, indent=2))
+    return _written(results, args.json)
+
+
+def database(url: str, rows: int) -> str:
+    """The URL of the database for ``rows`` rows on the server of ``url``, created
+    when missing."""
+    name = f"bench_pages_{rows:d}"
+    server = make_url(url)
+    dsn = server.set(drivername="postgresql").render_as_string(hide_password=False)
+    with psycopg.connect(dsn, autocommit=True) as admin:
+        found = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,))
+        if found.fetchone() is None:
+            admin.execute(f'CREATE DATABASE "{name}"')
+    return server.set(database=name).render_as_string(hide_password=False)
+
+
+def _written(results: list[dict[str, Any]], path: Path | None) -> int:
+    # The figures also as JSON, when asked.
+    if path is not None:
+        path.write_text(json.dumps(results, indent=2))
     return 0
 
 

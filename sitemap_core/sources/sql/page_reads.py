@@ -77,13 +77,9 @@ class PageReads:
         f, layout = (quoted("page_facts", name, quote) for name in (facts, f"{facts}_layout"))
         self._names = (f, layout)
         self._dialect = dialect
-        # The type of the dates, asked with the summary (PostgreSQL only).
-        zoned = (
-            f", (SELECT format_type(atttypid, atttypmod) FROM pg_attribute"
-            f" WHERE attrelid = '{f}'::regclass AND attname = 'newest')"
-            if dialect == "postgresql"
-            else ""
-        )
+        # The type of the dates, asked with the summary (PostgreSQL only): the type of
+        # the aggregate's value, which needs no look-up in the catalogue.
+        zoned = ", pg_typeof(MAX(newest))::text" if dialect == "postgresql" else ""
         #: The summary of the pages that list rows. The newest lastmod is the greater
         #: of the largest date and the latest write, as a page's own is; dates kept as
         #: text compare as text, exact while they share one form (as a column does).
@@ -94,15 +90,16 @@ class PageReads:
         )
         #: The pages numbered [first, stop) that list rows, in order (parameters: see
         #: PageFacts.bounds), each with the layout's epoch, width and kind of pages.
-        self.pages_sql = self._pages_sql("f.newest, f.changed")
+        self.pages_sql = self._pages_sql(
+            "l.epoch, l.width, l.kind, f.page, f.urls, f.newest, f.changed, f.version"
+        )
         #: How a row of :attr:`pages_sql` becomes a page.
         self.page: Callable[[Any], Page] = _page
 
-    def _pages_sql(self, dates: str) -> str:
+    def _pages_sql(self, columns: str) -> str:
         f, layout = self._names
         return (
-            f"SELECT l.epoch, l.width, l.kind, f.page, f.urls, {dates}, f.version"
-            f" FROM {f} AS f CROSS JOIN {layout} AS l"
+            f"SELECT {columns} FROM {f} AS f CROSS JOIN {layout} AS l"
             " WHERE f.page >= :low AND f.page < :high AND f.urls > 0 ORDER BY f.page"
         )
 
@@ -118,9 +115,12 @@ class PageReads:
         return Summary(int(pages), int(urls), lastmod, int(width))
 
     def _zoned(self) -> None:
-        # The dates are zoned: PostgreSQL writes each page's lastmod text from now on.
+        # The dates are zoned: PostgreSQL writes each page's lastmod text from now on,
+        # in a row of the page's own columns first, then the layout's (no column the
+        # page does not need: each costs the driver a value per page).
         self.pages_sql = self._pages_sql(
-            f"{_zoned_text('GREATEST(f.newest, f.changed)')}, NULL AS changed"
+            f"f.page, f.urls, {_zoned_text('GREATEST(f.newest, f.changed)')}, f.version,"
+            " l.epoch, l.width, l.kind"
         )
         self.page = _page_of_text
 
@@ -139,14 +139,21 @@ def _page(row: Any) -> Page:
 
 
 def _page_of_text(row: Any) -> Page:
-    # The page of a row whose lastmod the database wrote as the sitemap's text.
-    epoch, width, kind, page, urls, lastmod, _, version = row
-    # As _start, inline: this runs once per child of an index.
+    # The page of a row whose lastmod PostgreSQL wrote as the sitemap's text; its
+    # driver gives the epoch as str and the numbers as int already. As _start, inline:
+    # this runs once per child of an index.
+    page, urls, lastmod, version, epoch, width, kind = row
     start = page * width + 1 if kind == RANGES else -(page + 1) * width
-    if lastmod is not None:
-        lastmod = NormalisedLastmod(lastmod)
-    version = (str(epoch), page, int(version))
-    return made_page((page + 1, start, start + width, urls, lastmod, version))
+    return made_page(
+        (
+            page + 1,
+            start,
+            start + width,
+            urls,
+            None if lastmod is None else NormalisedLastmod(lastmod),
+            (epoch, page, version),
+        )
+    )
 
 
 def _start(kind: str, page: int, width: int) -> int:

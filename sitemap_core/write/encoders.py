@@ -122,36 +122,49 @@ def _row_elements(rows: list[Row], origin: str | None, source: str) -> str:
     """Validate and write the ``<url>`` elements of four-field tuple rows.
 
     The same bytes and the same errors as ``Entry(*row)`` written by
-    :func:`_url_elements` after ``Plan.check``, without an ``Entry`` built: each field
-    of the batch goes through its validator at once (:func:`_row_columns`). A batch
-    with a refused value is then built row by row as entries, so that the error is
-    Entry's own for the first bad row, in Entry's order of fields; as with entries, a
-    value error of any row of the batch comes before a row outside ``origin``.
+    :func:`_url_elements` after ``Plan.check``, without an ``Entry`` built (see
+    :func:`_row_fields`).
     """
-    try:
-        locs, lastmods, changefreqs, priorities = _row_columns(rows)
-    except (InvalidEntryError, TypeError):
-        for row in rows:  # raises the error of the first bad row
-            entry_from_row(row, source)
-        raise  # not reached: the columns' validators are the entry's
-    if origin is not None and not all(map(str.startswith, locs, repeat(origin))):
-        raise not_under(next(loc for loc in locs if not loc.startswith(origin)), origin, source)
     return "".join(
         [
             f"<url><loc>{loc}</loc>{lastmod}{changefreq}{priority}</url>\n"
             for loc, lastmod, changefreq, priority in zip(
-                _escaped_uris(locs), lastmods, changefreqs, priorities, strict=True
+                *_row_fields(rows, origin, source), strict=True
             )
         ]
     )
 
 
-def _row_columns(rows: list[Row]) -> tuple[Sequence[str], list[str], list[str], list[str]]:
+def _row_fields(
+    rows: Sequence[Row], origin: str | None, source: str
+) -> tuple[Sequence[str], list[str], list[str], list[str]]:
+    """The four fields of tuple rows as written: the escaped locs, and the other
+    fields' elements ("" when absent).
+
+    Each field of the batch goes through its validator at once (:func:`_row_columns`).
+    A batch with a refused value is then built row by row as entries, so that the
+    error is Entry's own for the first bad row, in Entry's order of fields; as with
+    entries, a value error of any row of the batch comes before a row outside
+    ``origin``.
+    """
+    try:
+        locs, lastmods, changefreqs, priorities = _row_columns(rows)
+    except (InvalidEntryError, TypeError):
+        for row in rows:  # raises the error of the first bad row
+            entry_from_row(row[:4], source)
+        raise  # not reached: the columns' validators are the entry's
+    if origin is not None and not all(map(str.startswith, locs, repeat(origin))):
+        raise not_under(next(loc for loc in locs if not loc.startswith(origin)), origin, source)
+    return _escaped_uris(locs), lastmods, changefreqs, priorities
+
+
+def _row_columns(rows: Sequence[Row]) -> tuple[Sequence[str], list[str], list[str], list[str]]:
     """The rows' validated locs, and their other fields as elements ("" when absent),
     field by field; raises the error of a refused value."""
     if not rows:
         return [], [], [], []
-    locs, lastmods, changefreqs, priorities = zip(*rows, strict=True)
+    # A five-field row's fifth field (its images) is left to the caller.
+    locs, lastmods, changefreqs, priorities, *_ = zip(*rows, strict=True)
     return (
         normalise_urls(locs),
         [_lastmod_element(lastmod) for lastmod in lastmods],
@@ -209,16 +222,15 @@ def _wide_row_elements(
     they use: the same bytes and errors as ``Entry(*row[:4], images=row[4])`` written
     by :func:`_url_elements`.
 
-    The four protocol fields go through :func:`_row_elements` (one pass, validated),
-    and each row's image fragment is checked as ``Entry`` checks it
-    (:meth:`Extensions.of_images`) and spliced in before ``</url>``. A row whose
-    images are refused is built as an ``Entry`` after the batch's fields passed, so
-    that its error is Entry's own, in Entry's order, naming the source.
+    The four protocol fields go through :func:`_row_fields` (validated at once), and
+    each row's images are checked as ``Entry`` checks them
+    (:meth:`Extensions.of_images`). A row whose images are refused
+    is built as an ``Entry`` after the batch's fields passed, so that its error is
+    Entry's own, in Entry's order, naming the source.
     """
     fragments = [_image_fragment(row[4]) for row in rows]
     try:
-        # One element per line: no loc, lastmod or word the writer emits holds a newline.
-        elements = _row_elements([row[:4] for row in rows], origin, source).split("\n")
+        fields = _row_fields(rows, origin, source)
     except InvalidEntryError:
         # Entry's order of errors: row by row, each row's fields before its images.
         for row in rows:
@@ -229,17 +241,17 @@ def _wide_row_elements(
     )
     parts: list[str] = []
     append = parts.append
-    mask = 0
-    for row, element, fragment in zip(rows, elements, fragments, strict=False):
-        if fragment == "":
-            append(element + "\n")
-        elif fragment is None:
+    mask = IMAGE_BIT if any(fragments) else 0
+    for row, loc, lastmod, changefreq, priority, fragment in zip(
+        rows, *fields, fragments, strict=True
+    ):
+        if fragment is None:
             text, used = _url_elements([entry_from_row(row, source)], declared)
             mask |= used
             append(text)
         else:
-            mask |= IMAGE_BIT
-            append(f"{head}{element[5:-6]}{fragment}</url>\n")
+            start = head if fragment else "<url>"
+            append(f"{start}<loc>{loc}</loc>{lastmod}{changefreq}{priority}{fragment}</url>\n")
     return "".join(parts), mask
 
 

@@ -31,6 +31,7 @@ from sitemap_core.model.values import (
     ChangeFreq,
     normalise_changefreq,
     normalise_lastmod,
+    normalise_lastmods,
     normalise_priority,
     normalise_urls,
 )
@@ -167,7 +168,7 @@ def _row_columns(rows: Sequence[Row]) -> tuple[Sequence[str], list[str], list[st
     locs, lastmods, changefreqs, priorities, *_ = zip(*rows, strict=True)
     return (
         normalise_urls(locs),
-        [_lastmod_element(lastmod) for lastmod in lastmods],
+        _lastmod_elements(lastmods),
         _elements(changefreqs, _changefreq_element, _WORD_TYPES),
         _elements(priorities, _priority_element, _NUMBER_TYPES),
     )
@@ -188,6 +189,14 @@ def _elements(
         texts = {value: element(value) for value in set(values)}
         return list(map(texts.__getitem__, values))
     return list(map(element, values))
+
+
+def _lastmod_elements(values: Sequence[Any]) -> list[str]:
+    """The ``<lastmod>`` elements of ``values`` ("" for None): a column without None
+    through the batch form of the validator."""
+    if type(None) in set(map(type, values)):
+        return [_lastmod_element(value) for value in values]
+    return [f"<lastmod>{text}</lastmod>" for text in normalise_lastmods(values)]
 
 
 def _lastmod_element(value: Any) -> str:

@@ -23,7 +23,8 @@ from sitemap_core.limits import (
     MAX_URLS_PER_SITEMAP,
 )
 from sitemap_core.model.entries import Entry
-from sitemap_core.model.extensions import IMAGE_BIT, Extensions, declarations, plain_image_xml
+from sitemap_core.model.extensions import IMAGE_BIT, Extensions, declarations
+from sitemap_core.model.images import image_urls_xml
 from sitemap_core.model.namespaces import SITEMAP_NS
 from sitemap_core.model.rows import Row, RowBatch, entry_from_row, not_under
 from sitemap_core.model.values import (
@@ -232,12 +233,11 @@ def _wide_row_elements(
     by :func:`_url_elements`.
 
     The four protocol fields go through :func:`_row_fields` (validated at once), and
-    each row's images are checked as ``Entry`` checks them
-    (:meth:`Extensions.of_images`). A row whose images are refused
+    the rows' images through :func:`_image_fragments`. A row whose images are refused
     is built as an ``Entry`` after the batch's fields passed, so that its error is
     Entry's own, in Entry's order, naming the source.
     """
-    fragments = [_image_fragment(row[4]) for row in rows]
+    fragments = _image_fragments([row[4] for row in rows])
     try:
         fields = _row_fields(rows, origin, source)
     except InvalidEntryError:
@@ -264,14 +264,24 @@ def _wide_row_elements(
     return "".join(parts), mask
 
 
+def _image_fragments(column: list[Any]) -> list[str | None]:
+    """The XML of each row's images ("" for none, None when Entry must say what is
+    wrong): a column of one image URL a row through the batch forms of the URL's
+    validator and of its XML (the commonest shape of a page of image rows)."""
+    if set(map(type, column)) == {list} and set(map(len, column)) == {1}:
+        urls = [images[0] for images in column]
+        if set(map(type, urls)) == {str}:
+            try:
+                return list(image_urls_xml(normalise_urls(urls, "image.loc")))
+            except InvalidEntryError:
+                pass  # each row alone: its own error, in Entry's order
+    return [_image_fragment(images) for images in column]
+
+
 def _image_fragment(images: object) -> str | None:
     # The XML of a row's images: "" for none, None when Entry must say what is wrong.
     if images is None:
         return ""
-    if type(images) is list and len(images) == 1:  # one image: the commonest, inline
-        xml = plain_image_xml(images[0])
-        if xml is not None:
-            return xml
     try:
         extensions = Extensions.of_images(images)
     except InvalidEntryError:

@@ -281,12 +281,19 @@ def _written_lastmods(values: Sequence[Any]) -> bool:
     if not values or set(map(type, values)) != {str}:
         return False
     text = "\n".join(values)
-    if text.count("\n") != len(values) - 1 or _WRITTEN_LASTMODS.fullmatch(text) is None:
-        return False
+    return (
+        text.count("\n") == len(values) - 1
+        and _WRITTEN_LASTMODS.fullmatch(text) is not None
+        and _readable(values)
+    )
+
+
+def _readable(texts: Sequence[str]) -> bool:
+    # Whether fromisoformat() reads every one of texts (a day the calendar has).
     try:
-        for _ in map(datetime.fromisoformat, values):
+        for _ in map(datetime.fromisoformat, texts):
             pass
-    except ValueError:  # a day the calendar does not have
+    except ValueError:
         return False
     return True
 

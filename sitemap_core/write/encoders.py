@@ -233,35 +233,33 @@ def _wide_row_elements(
     by :func:`_url_elements`.
 
     The four protocol fields go through :func:`_row_fields` (validated at once), and
-    the rows' images through :func:`_image_fragments`. A row whose images are refused
-    is built as an ``Entry`` after the batch's fields passed, so that its error is
-    Entry's own, in Entry's order, naming the source.
+    the rows' images through :func:`_image_fragments`. A batch with a refused value
+    is built as entries, so that its error is Entry's own, in Entry's order (row by
+    row, each row's fields before its images), naming the source.
     """
     fragments = _image_fragments([row[4] for row in rows])
     try:
         fields = _row_fields(rows, origin, source)
     except InvalidEntryError:
-        # Entry's order of errors: row by row, each row's fields before its images.
-        for row in rows:
-            entry_from_row(row, source)
+        _entries(rows, source)  # the first bad row's error, if any before the origin's
         raise
+    if None in fragments:
+        return _url_elements(_entries(rows, source), declared)
     head = (
         "<url>" if declared is None or declared & IMAGE_BIT else f"<url{declarations(IMAGE_BIT)}>"
     )
-    parts: list[str] = []
-    append = parts.append
-    mask = IMAGE_BIT if any(fragments) else 0
-    for row, loc, lastmod, changefreq, priority, fragment in zip(
-        rows, *fields, fragments, strict=True
-    ):
-        if fragment is None:
-            text, used = _url_elements([entry_from_row(row, source)], declared)
-            mask |= used
-            append(text)
-        else:
-            start = head if fragment else "<url>"
-            append(f"{start}<loc>{loc}</loc>{lastmod}{changefreq}{priority}{fragment}</url>\n")
-    return "".join(parts), mask
+    # A row without images ("") writes no image namespace.
+    return "".join(
+        [
+            f"{head if fragment else '<url>'}<loc>{loc}</loc>{lastmod}{changefreq}{priority}"
+            f"{fragment}</url>\n"
+            for loc, lastmod, changefreq, priority, fragment in zip(*fields, fragments, strict=True)
+        ]
+    ), IMAGE_BIT if any(fragments) else 0
+
+
+def _entries(rows: list[Row], source: str) -> list[Entry]:
+    return [entry_from_row(row, source) for row in rows]
 
 
 def _image_fragments(column: list[Any]) -> list[str | None]:
@@ -269,12 +267,12 @@ def _image_fragments(column: list[Any]) -> list[str | None]:
     wrong): a column of one image URL a row through the batch forms of the URL's
     validator and of its XML (the commonest shape of a page of image rows)."""
     if set(map(type, column)) == {list} and set(map(len, column)) == {1}:
-        urls = [images[0] for images in column]
-        if set(map(type, urls)) == {str}:
-            try:
-                return list(image_urls_xml(normalise_urls(urls, "image.loc")))
-            except InvalidEntryError:
-                pass  # each row alone: its own error, in Entry's order
+        try:
+            return list(
+                image_urls_xml(normalise_urls([images[0] for images in column], "image.loc"))
+            )
+        except InvalidEntryError:
+            pass  # each row alone: its own error, in Entry's order
     return [_image_fragment(images) for images in column]
 
 

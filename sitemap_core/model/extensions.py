@@ -71,15 +71,6 @@ def _alternates_of(loc: str, alternates: AlternatesInput | None) -> tuple[Altern
     return found
 
 
-def plain_image_xml(url: object) -> str | None:
-    """The ``<image:image>`` of an image given as a URL, or None when ``Image(url)``
-    would refuse it (the caller then builds the image for its error)."""
-    try:
-        return image_url_xml(normalise_url(url, "image.loc"))
-    except InvalidEntryError:
-        return None
-
-
 def _image_items(value: Any) -> tuple[tuple[Image | str, ...], str]:
     """The images of an entry (None, or an iterable of at most 1,000) and their XML.
 

@@ -11,6 +11,7 @@ The video extension lives in :mod:`sitemap_core.model.videos`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from sitemap_core.model.fields import (
@@ -24,12 +25,21 @@ from sitemap_core.model.namespaces import IMAGE_NS
 from sitemap_core.model.values import normalise_url
 from sitemap_core.model.xmltext import escape_uri
 
-__all__ = ["Image", "image_url_xml"]
+__all__ = ["Image", "image_url_xml", "image_urls_xml"]
 
 
 def image_url_xml(url: str) -> str:
     """The ``<image:image>`` of an image given by its normalised URL alone."""
     return f"<image:image><image:loc>{escape_uri(url)}</image:loc></image:image>"
+
+
+def image_urls_xml(urls: Sequence[str]) -> Sequence[str]:
+    """``[image_url_xml(url) for url in urls]``, the URLs escaped at once: joined by
+    newlines, which no normalised URL holds."""
+    text = "\n".join(urls)
+    if "&" in text or "'" in text:
+        urls = escape_uri(text).split("\n")
+    return [f"<image:image><image:loc>{url}</image:loc></image:image>" for url in urls]
 
 
 # --- images -------------------------------------------------------------------------------

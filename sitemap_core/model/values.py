@@ -1,7 +1,9 @@
 """Normalising the values of a sitemap entry: URLs, dates, changefreq, priority.
 
 One validator per field: :func:`normalise_url` (``loc`` and every other URL),
-:func:`normalise_lastmod`, :func:`normalise_changefreq` and :func:`normalise_priority`.
+:func:`normalise_lastmod`, :func:`normalise_changefreq` and :func:`normalise_priority`
+(the first two with a batch form, :func:`normalise_urls` and :func:`normalise_lastmods`,
+which gives what each value gives).
 Each returns the text or value that will be written, or raises
 :class:`~sitemap_core.errors.InvalidEntryError` naming the field; nothing else checks
 these fields. :class:`~sitemap_core.model.entries.Entry`, the writer of tuple rows and
@@ -28,6 +30,7 @@ __all__ = [
     "lastmod_instant",
     "normalise_changefreq",
     "normalise_lastmod",
+    "normalise_lastmods",
     "normalise_priority",
     "normalise_url",
     "normalise_urls",
@@ -244,6 +247,55 @@ def normalise_lastmod(value: Any) -> str:
     if isinstance(value, str):
         return _text_lastmod(value)
     raise InvalidEntryError("lastmod", value, "must be a date, datetime or ISO 8601 str")
+
+
+# A lastmod text in its written form: a day, or a day and a time as ``isoformat()``
+# writes them (whole seconds or six digits of a fraction that is not zero, an offset the
+# schema can write other than "-00:00"). Such a text is its own normal form once
+# ``fromisoformat()`` reads it (the pattern cannot tell 2023-02-29), and what a
+# database column of ``isoformat()`` texts holds.
+_DAY = r"[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])"
+_TIME = r"T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.(?!0{6})[0-9]{6})?"
+_OFFSET = r"(?:\+(?:0[0-9]|1[0-3]):[0-5][0-9]|-(?!00:00)(?:0[0-9]|1[0-3]):[0-5][0-9]|[+-]14:00)"
+_WRITTEN_LASTMOD = rf"{_DAY}(?:{_TIME}{_OFFSET})?"
+# Texts in their written form joined by newlines, for normalise_lastmods.
+_WRITTEN_LASTMODS = re.compile(rf"(?:{_WRITTEN_LASTMOD}\n)*+{_WRITTEN_LASTMOD}")
+
+
+def normalise_lastmods(values: Sequence[Any]) -> Sequence[str]:
+    """Return ``[normalise_lastmod(value) for value in values]``, or raise its error.
+
+    The batch form of :func:`normalise_lastmod`, for writers of many entries: a batch
+    of texts all in their written form (see :func:`_written_lastmods`), as a column of
+    ``isoformat()`` texts is, is checked at once and returned as it is.
+    """
+    if _written_lastmods(values):
+        return values
+    return [normalise_lastmod(value) for value in values]
+
+
+def _written_lastmods(values: Sequence[Any]) -> bool:
+    """Whether :func:`normalise_lastmod` returns every one of ``values`` as it is: each
+    a ``str`` of the written form (``_WRITTEN_LASTMOD``, matched over the batch joined by
+    newlines, which no such text holds) that ``fromisoformat()`` reads."""
+    if not values or set(map(type, values)) != {str}:
+        return False
+    text = "\n".join(values)
+    return (
+        text.count("\n") == len(values) - 1
+        and _WRITTEN_LASTMODS.fullmatch(text) is not None
+        and _readable(values)
+    )
+
+
+def _readable(texts: Sequence[str]) -> bool:
+    # Whether fromisoformat() reads every one of texts (a day the calendar has).
+    try:
+        for _ in map(datetime.fromisoformat, texts):
+            pass
+    except ValueError:
+        return False
+    return True
 
 
 def _text_lastmod(text: str) -> str:

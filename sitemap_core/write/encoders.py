@@ -23,7 +23,8 @@ from sitemap_core.limits import (
     MAX_URLS_PER_SITEMAP,
 )
 from sitemap_core.model.entries import Entry
-from sitemap_core.model.extensions import IMAGE_BIT, Extensions, declarations, plain_image_xml
+from sitemap_core.model.extensions import IMAGE_BIT, Extensions, declarations
+from sitemap_core.model.images import image_urls_xml
 from sitemap_core.model.namespaces import SITEMAP_NS
 from sitemap_core.model.rows import Row, RowBatch, entry_from_row, not_under
 from sitemap_core.model.values import (
@@ -31,6 +32,7 @@ from sitemap_core.model.values import (
     ChangeFreq,
     normalise_changefreq,
     normalise_lastmod,
+    normalise_lastmods,
     normalise_priority,
     normalise_urls,
 )
@@ -122,39 +124,52 @@ def _row_elements(rows: list[Row], origin: str | None, source: str) -> str:
     """Validate and write the ``<url>`` elements of four-field tuple rows.
 
     The same bytes and the same errors as ``Entry(*row)`` written by
-    :func:`_url_elements` after ``Plan.check``, without an ``Entry`` built: each field
-    of the batch goes through its validator at once (:func:`_row_columns`). A batch
-    with a refused value is then built row by row as entries, so that the error is
-    Entry's own for the first bad row, in Entry's order of fields; as with entries, a
-    value error of any row of the batch comes before a row outside ``origin``.
+    :func:`_url_elements` after ``Plan.check``, without an ``Entry`` built (see
+    :func:`_row_fields`).
     """
-    try:
-        locs, lastmods, changefreqs, priorities = _row_columns(rows)
-    except (InvalidEntryError, TypeError):
-        for row in rows:  # raises the error of the first bad row
-            entry_from_row(row, source)
-        raise  # not reached: the columns' validators are the entry's
-    if origin is not None and not all(map(str.startswith, locs, repeat(origin))):
-        raise not_under(next(loc for loc in locs if not loc.startswith(origin)), origin, source)
     return "".join(
         [
             f"<url><loc>{loc}</loc>{lastmod}{changefreq}{priority}</url>\n"
             for loc, lastmod, changefreq, priority in zip(
-                _escaped_uris(locs), lastmods, changefreqs, priorities, strict=True
+                *_row_fields(rows, origin, source), strict=True
             )
         ]
     )
 
 
-def _row_columns(rows: list[Row]) -> tuple[Sequence[str], list[str], list[str], list[str]]:
+def _row_fields(
+    rows: Sequence[Row], origin: str | None, source: str
+) -> tuple[Sequence[str], list[str], list[str], list[str]]:
+    """The four fields of tuple rows as written: the escaped locs, and the other
+    fields' elements ("" when absent).
+
+    Each field of the batch goes through its validator at once (:func:`_row_columns`).
+    A batch with a refused value is then built row by row as entries, so that the
+    error is Entry's own for the first bad row, in Entry's order of fields; as with
+    entries, a value error of any row of the batch comes before a row outside
+    ``origin``.
+    """
+    try:
+        locs, lastmods, changefreqs, priorities = _row_columns(rows)
+    except (InvalidEntryError, TypeError):
+        for row in rows:  # raises the error of the first bad row
+            entry_from_row(row[:4], source)
+        raise  # not reached: the columns' validators are the entry's
+    if origin is not None and not all(map(str.startswith, locs, repeat(origin))):
+        raise not_under(next(loc for loc in locs if not loc.startswith(origin)), origin, source)
+    return _escaped_uris(locs), lastmods, changefreqs, priorities
+
+
+def _row_columns(rows: Sequence[Row]) -> tuple[Sequence[str], list[str], list[str], list[str]]:
     """The rows' validated locs, and their other fields as elements ("" when absent),
     field by field; raises the error of a refused value."""
     if not rows:
         return [], [], [], []
-    locs, lastmods, changefreqs, priorities = zip(*rows, strict=True)
+    # A five-field row's fifth field (its images) is left to the caller.
+    locs, lastmods, changefreqs, priorities, *_ = zip(*rows, strict=True)
     return (
         normalise_urls(locs),
-        [_lastmod_element(lastmod) for lastmod in lastmods],
+        _lastmod_elements(lastmods),
         _elements(changefreqs, _changefreq_element, _WORD_TYPES),
         _elements(priorities, _priority_element, _NUMBER_TYPES),
     )
@@ -175,6 +190,14 @@ def _elements(
         texts = {value: element(value) for value in set(values)}
         return list(map(texts.__getitem__, values))
     return list(map(element, values))
+
+
+def _lastmod_elements(values: Sequence[Any]) -> list[str]:
+    """The ``<lastmod>`` elements of ``values`` ("" for None): a column without None
+    through the batch form of the validator."""
+    if type(None) in set(map(type, values)):
+        return [_lastmod_element(value) for value in values]
+    return [f"<lastmod>{text}</lastmod>" for text in normalise_lastmods(values)]
 
 
 def _lastmod_element(value: Any) -> str:
@@ -209,48 +232,54 @@ def _wide_row_elements(
     they use: the same bytes and errors as ``Entry(*row[:4], images=row[4])`` written
     by :func:`_url_elements`.
 
-    The four protocol fields go through :func:`_row_elements` (one pass, validated),
-    and each row's image fragment is checked as ``Entry`` checks it
-    (:meth:`Extensions.of_images`) and spliced in before ``</url>``. A row whose
-    images are refused is built as an ``Entry`` after the batch's fields passed, so
-    that its error is Entry's own, in Entry's order, naming the source.
+    The four protocol fields go through :func:`_row_fields` (validated at once), and
+    the rows' images through :func:`_image_fragments`. A batch with a refused value
+    is built as entries, so that its error is Entry's own, in Entry's order (row by
+    row, each row's fields before its images), naming the source.
     """
-    fragments = [_image_fragment(row[4]) for row in rows]
+    fragments = _image_fragments([row[4] for row in rows])
     try:
-        # One element per line: no loc, lastmod or word the writer emits holds a newline.
-        elements = _row_elements([row[:4] for row in rows], origin, source).split("\n")
+        fields = _row_fields(rows, origin, source)
     except InvalidEntryError:
-        # Entry's order of errors: row by row, each row's fields before its images.
-        for row in rows:
-            entry_from_row(row, source)
+        _entries(rows, source)  # the first bad row's error, if any before the origin's
         raise
+    if None in fragments:
+        return _url_elements(_entries(rows, source), declared)
     head = (
         "<url>" if declared is None or declared & IMAGE_BIT else f"<url{declarations(IMAGE_BIT)}>"
     )
-    parts: list[str] = []
-    append = parts.append
-    mask = 0
-    for row, element, fragment in zip(rows, elements, fragments, strict=False):
-        if fragment == "":
-            append(element + "\n")
-        elif fragment is None:
-            text, used = _url_elements([entry_from_row(row, source)], declared)
-            mask |= used
-            append(text)
-        else:
-            mask |= IMAGE_BIT
-            append(f"{head}{element[5:-6]}{fragment}</url>\n")
-    return "".join(parts), mask
+    # A row without images ("") writes no image namespace.
+    return "".join(
+        [
+            f"{head if fragment else '<url>'}<loc>{loc}</loc>{lastmod}{changefreq}{priority}"
+            f"{fragment}</url>\n"
+            for loc, lastmod, changefreq, priority, fragment in zip(*fields, fragments, strict=True)
+        ]
+    ), IMAGE_BIT if any(fragments) else 0
+
+
+def _entries(rows: list[Row], source: str) -> list[Entry]:
+    return [entry_from_row(row, source) for row in rows]
+
+
+def _image_fragments(column: list[Any]) -> list[str | None]:
+    """The XML of each row's images ("" for none, None when Entry must say what is
+    wrong): a column of one image URL a row through the batch forms of the URL's
+    validator and of its XML (the commonest shape of a page of image rows)."""
+    if set(map(type, column)) == {list} and set(map(len, column)) == {1}:
+        try:
+            return list(
+                image_urls_xml(normalise_urls([images[0] for images in column], "image.loc"))
+            )
+        except InvalidEntryError:
+            pass  # each row alone: its own error, in Entry's order
+    return [_image_fragment(images) for images in column]
 
 
 def _image_fragment(images: object) -> str | None:
     # The XML of a row's images: "" for none, None when Entry must say what is wrong.
     if images is None:
         return ""
-    if type(images) is list and len(images) == 1:  # one image: the commonest, inline
-        xml = plain_image_xml(images[0])
-        if xml is not None:
-            return xml
     try:
         extensions = Extensions.of_images(images)
     except InvalidEntryError:

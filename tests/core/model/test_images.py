@@ -19,8 +19,9 @@ from lxml import etree
 from xsd import validate
 
 from sitemap_core.errors import InvalidEntryError
-from sitemap_core.model.images import Image
+from sitemap_core.model.images import Image, image_url_xml, image_urls_xml
 from sitemap_core.model.namespaces import IMAGE_NS, SITEMAP_NS, VIDEO_NS
+from sitemap_core.model.values import normalise_url
 from sitemap_core.model.videos import (
     COUNTRY_CODES,
     MAX_VIDEO_DURATION,
@@ -861,3 +862,11 @@ def test_any_part_input_is_accepted_validly_or_refused_cleanly(
     if isinstance(value, Price):
         value = video(prices=[value])
     render(value)
+
+
+@given(st.lists(st.text("ab/?&'=%~:@", max_size=8).map(lambda tail: "https://example.com/" + tail)))
+def test_image_urls_written_at_once_are_each_written_alone(urls: list[str]) -> None:
+    # image_urls_xml takes normalised URLs, as image_url_xml does.
+    normalised = [normalise_url(url, "image.loc") for url in urls]
+    assert list(image_urls_xml(normalised)) == [image_url_xml(url) for url in normalised]
+    assert list(image_urls_xml(normalised)) == [Image(url).to_xml() for url in urls]

@@ -9,7 +9,7 @@ together from its parts). Shown here, for any input:
   (field, value, reason, source), as a reference built from the validators, with
   lastmods written by ``datetime.isoformat()`` as the code before any fast form did;
 * a URL the written-form pattern recognises is one the general path leaves as it is;
-* a batch of URLs checked at once gives what each URL gives alone;
+* a batch of URLs, or of lastmods, checked at once gives what each value gives alone;
 * values pickle, copy, compare and hash as before.
 
 The recorded outcomes of a fixed corpus are checked by ``test_corpus``.
@@ -35,6 +35,7 @@ from sitemap_core.model.values import (
     _general_url,
     normalise_changefreq,
     normalise_lastmod,
+    normalise_lastmods,
     normalise_priority,
     normalise_url,
     normalise_urls,
@@ -384,6 +385,78 @@ def test_a_bad_text_lastmod_fails_as_it_did(bad: str) -> None:
         Entry(ORIGIN, bad)
     assert (raised.value.field, raised.value.value) == ("lastmod", bad)
     assert outcome(lambda: Entry(ORIGIN, bad)) == outcome(lambda: general_lastmod(bad))
+
+
+# ----------------------------------------------------------------------- lastmod batches
+
+LASTMOD_TEXTS = st.one_of(
+    iso_text(),
+    st.builds(as_database_text, MOMENTS, st.sampled_from(["T", " "]), st.booleans()),
+    MOMENTS.map(lambda moment: general_lastmod(moment)),
+)
+
+
+@SETTINGS
+@given(st.one_of(LASTMOD_TEXTS, st.text(max_size=30)))
+@example("2024-05-01T10:00:00-00:00")
+@example("2024-05-01T10:00:00.000000+05:30")
+@example("2024-05-01T10:00:00+14:00")
+@example("2024-05-01T10:00:00-14:00")
+@example("0001-01-01T00:00:00+14:00")
+def test_a_lastmod_in_its_written_form_is_what_the_general_path_makes_of_it(text: str) -> None:
+    # A text the batch pattern recognises is returned as it is by normalise_lastmods
+    # once fromisoformat() reads it: the reference must give back the very same text,
+    # or refuse a day the calendar does not have, which the batch then leaves to it.
+    if values._WRITTEN_LASTMODS.fullmatch(text) is not None and "\n" not in text:
+        reference = outcome(lambda: general_lastmod(text))
+        assert reference == ("ok", text) or reference[0] == "error"
+        assert values._written_lastmods([text]) is (reference[0] == "ok")
+
+
+@SETTINGS
+@given(
+    st.lists(
+        st.one_of(
+            LASTMOD_TEXTS,
+            st.sampled_from([None, date(2024, 5, 1), datetime(2024, 5, 1, tzinfo=TZ), 7]),
+        ),
+        max_size=6,
+    )
+)
+@example(["2024-05-01\n2024-05-02", "2024-05-03"])  # a newline inside a value
+@example(["2024-05-01T10:00:00+00:00", "2023-02-29T10:00:00+00:00"])  # no such day
+@example(["2024-05-01T10:00:00+00:00", "2024-05-01T10:00:00-00:00"])
+@example(["2024-05-01T10:00:00+00:00", "2024-05-01T10:00:00.000000+00:00"])
+@example(["2024-05-01T10:00:00+00:00", "2024-05-01T1\u0660:00:00+00:00"])
+@example(["2024-05-01T10:00:00+00:00", "2024-05-01"])
+def test_a_batch_of_lastmods_gives_what_each_lastmod_gives(batch: list[Any]) -> None:
+    expected = outcome(lambda: [normalise_lastmod(value) for value in batch])
+    assert outcome(lambda: list(normalise_lastmods(batch))) == expected
+    if values._written_lastmods(batch):  # returned as they are: each its own normal form
+        assert expected == ("ok", batch)
+        assert [general_lastmod(value) for value in batch] == batch
+
+
+def test_a_column_of_isoformat_texts_is_returned_as_it_is() -> None:
+    start = datetime(2020, 1, 1, tzinfo=UTC)
+    column = [(start + timedelta(minutes=17 * i)).isoformat() for i in range(300)]
+    column += ["2024-05-01", "2024-05-01T10:00:00.123456-11:45"]
+    assert normalise_lastmods(column) is column
+    assert not values._written_lastmods([])
+    for odd in (
+        [*column[:3], "2024-05-01 10:00:00"],  # a space for the "T": one by one
+        [*column[:3], "2024-05-01T10:00:00Z"],
+        [*column[:3], datetime(2024, 5, 1, tzinfo=UTC)],
+    ):
+        assert not values._written_lastmods(odd)
+        assert normalise_lastmods(odd) == [normalise_lastmod(value) for value in odd]
+
+
+def test_a_batch_with_a_bad_lastmod_raises_the_error_of_the_first() -> None:
+    batch = ["2024-05-01T10:00:00+00:00", "2023-02-29T10:00:00+00:00", "never"]
+    with pytest.raises(InvalidEntryError) as info:
+        normalise_lastmods(batch)
+    assert (info.value.field, info.value.value) == ("lastmod", "2023-02-29T10:00:00+00:00")
 
 
 # ------------------------------------------------------------------------------- images

@@ -223,3 +223,24 @@ def test_batches_of_the_commonest_image_rows_write_what_entries_write(
         validate(expected)
     else:
         assert isinstance(got, InvalidEntryError) and got.source == "s"
+
+
+def test_a_column_of_one_image_url_a_row_writes_and_fails_as_entries_do() -> None:
+    # The rows' images checked at once: written as entries write them (an IRI normalised,
+    # '&' escaped), and a refused value is the error of the first row with one, in
+    # Entry's order (a row's fields before its images).
+    rows = [
+        (f"https://example.com/p/{i}", "2024-01-02T03:04:05+00:00", None, None, [image])
+        for i, image in enumerate(["https://cdn.example.com/a&b.png", "https://cdn.example.com/ü"])
+    ]
+    assert written([RowBatch.of(list(rows), "s")]) == written([as_entries(rows)])
+    bad = [*rows, ("https://example.com/x", None, None, None, ["nothing"])]
+    error = written([RowBatch.of(list(bad), "s")])
+    assert isinstance(error, InvalidEntryError)
+    assert (error.field, error.value, error.source) == ("image.loc", "nothing", "s")
+    # A refused loc on an earlier row is the error; a refused image on the first row too.
+    worse = [("ftp://example.com/y", None, None, None, None), *bad]
+    error = written([RowBatch.of(list(worse), "s")])
+    assert isinstance(error, InvalidEntryError) and (error.field, error.source) == ("loc", "s")
+    error = written([RowBatch.of(list(bad[::-1]), "s")])
+    assert isinstance(error, InvalidEntryError) and error.value == "nothing"

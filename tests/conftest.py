@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
 import sys
 from collections.abc import Generator, Iterator
 from pathlib import Path
@@ -44,6 +45,22 @@ def chromium(chromium_browser: Chromium) -> Iterator[BrowserPage]:
     """A new, isolated browser tab for one test."""
     with chromium_browser.page() as page:
         yield page
+
+
+@pytest.fixture
+def ctrl_c() -> Iterator[None]:
+    """SIGINT answered as Python answers it by default (KeyboardInterrupt), in the test
+    and in the processes it starts (exec resets a caught signal to its default).
+
+    A test run started in the background by a shell without job control inherits
+    SIGINT ignored, and so would every command it starts: a test of Ctrl-C asks for
+    this fixture instead of depending on how the suite was launched.
+    """
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 @pytest.fixture(autouse=True)

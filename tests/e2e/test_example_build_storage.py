@@ -152,6 +152,7 @@ def test_a_second_build_uploads_nothing_and_one_write_uploads_its_page_index_and
     assert "(6 uploaded," in output.splitlines()[-1]
 
 
+@pytest.mark.usefixtures("ctrl_c")
 def test_an_interrupted_build_leaves_the_published_objects_as_they_were(
     setup: tuple[GunicornServer, S3Server, Path],
 ) -> None:

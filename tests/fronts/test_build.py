@@ -197,6 +197,7 @@ def ctrl_c(how: str) -> None:
 
 
 @pytest.mark.parametrize("how", ["raised", "swallowed-then-fails", "swallowed-goes-on"])
+@pytest.mark.usefixtures("ctrl_c")
 def test_an_interrupt_leaves_the_previous_output_and_the_command_says_so(
     how: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -220,7 +221,7 @@ def test_an_interrupt_leaves_the_previous_output_and_the_command_says_so(
     assert f"interrupted; {out} left as it was" in error and "LookupError" not in error
     assert files_of(out) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back
     # A failure is exit status 1, naming the document and the error.
     failing = dataclasses.replace(served, fetch=lambda path, headers: Fetched(500, [], [b""]))
     assert build_command(failing, str(out)) == 1

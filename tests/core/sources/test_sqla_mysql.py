@@ -11,7 +11,6 @@ must change what the facts promise.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -33,7 +32,7 @@ from sitemap_core.sources.sql.sqla import (
 )
 from tests.core.sources.page_facts_helpers import async_get, differing, examples
 from tests.core.sources.test_sqla import Db, day, make_db, metadata, posts, source
-from tests.core.sources.test_sqla_pages import READ, add_rows, filled, snapshot
+from tests.core.sources.test_sqla_pages import READ, add_rows_at_once, filled, snapshot
 
 #: The documentation's MySQL statements, by the file name each block is marked with.
 DOCUMENTED = {
@@ -212,13 +211,7 @@ def test_bulk_writes_keep_every_count_exact(my: Db, mariadb: MariaDB) -> None:
 
 def test_concurrent_writers_to_one_page_keep_its_count(my: Db, mariadb: MariaDB) -> None:
     documented_facts(my, mariadb, range(1, 5))
-    threads = [
-        threading.Thread(target=add_rows, args=(my, start)) for start in (100, 200, 300, 400)
-    ]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    add_rows_at_once(my)
     kept, actual = facts_and_rows(my)
     assert kept == actual == {0: 4 + 4 * 50}
     with my.engine.connect() as conn:

@@ -127,13 +127,7 @@ def test_concurrent_writers_to_one_page_keep_its_count(
 ) -> None:
     for db in make_db(request, tmp_path, "postgresql"):
         filled(db, range(1, 5), width=1000)
-        threads = [
-            threading.Thread(target=add_rows, args=(db, start)) for start in (100, 200, 300, 400)
-        ]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        add_rows_at_once(db)
         with db.engine.connect() as conn:
             urls = conn.execute(text("SELECT urls FROM posts_pages WHERE page = 0")).scalar()
         assert urls == 4 + 4 * 50
@@ -143,6 +137,18 @@ def add_rows(db: Db, first: int) -> None:
     """Fifty rows from key ``first``, each in a transaction of its own."""
     for i in range(first, first + 50):
         db.write(insert(posts).values(id=i, slug=f"c{i}", updated_at=day(i)))
+
+
+def add_rows_at_once(db: Db) -> None:
+    """Four writers at once, each adding fifty rows to page 0 (keys from 100, 200, 300
+    and 400), a transaction a row."""
+    threads = [
+        threading.Thread(target=add_rows, args=(db, start)) for start in (100, 200, 300, 400)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
 
 
 def test_an_emptied_page_answers_404_and_a_truncate_empties_all(db: Db) -> None:

@@ -20,7 +20,12 @@ what free memory glibc still keeps; ``--control`` has the crowd read the same do
 kept as bytes by a plain ASGI app (what any app sending them costs); ``--new`` lists the
 types of the objects the gc tracks that are new since the start. Extra environment for
 the server: ``--env NAME=VALUE`` (``MALLOC_MMAP_THRESHOLD_=131072``;
-``PROBE_NO_TRIM=1``: the middleware does not give the heap back, as before).
+``PROBE_NO_TRIM=1``: the middleware does not give the heap back, as before;
+``PROBE_PREFILL=255``: asyncio's free list of ``FutureIter`` filled after the warm-up).
+``--arenas`` lists, after each crowd, the objects that live in anonymous memory mapped
+since the start (the pymalloc arenas the crowd added, the new threads' maps), by type
+and, with ``--trace``, by where they were allocated; and how many of the iterators
+asyncio's free list keeps are there: what keeps those arenas.
 
 Run from the repository root::
 
@@ -35,7 +40,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -159,6 +166,83 @@ def holders():
         f"{f.filename.rsplit('/', 2)[-1]}:{f.lineno}" for f in s.traceback) for s in top]
 
 
+ANON = []
+
+
+def anonymous():
+    # The anonymous mappings now (pymalloc's arenas, threads' stacks and arenas).
+    found = []
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            fields = line.split()
+            if len(fields) == 5:
+                found.append(tuple(int(x, 16) for x in fields[0].split("-")))
+    return found
+
+
+def added(now, before):
+    # The address ranges of ``now`` that no range of ``before`` covered.
+    pieces = []
+    for start, end in now:
+        cuts = sorted((s, e) for s, e in before if s < end and e > start)
+        at = start
+        for s, e in cuts:
+            if s > at:
+                pieces.append((at, s))
+            at = max(at, e)
+        if at < end:
+            pieces.append((at, end))
+    return pieces
+
+
+def survivors():
+    # The objects living in anonymous memory mapped since the start (the arenas a
+    # crowd added), by type and by where they were allocated (with tracemalloc).
+    import bisect
+    import collections
+    now = anonymous()
+    if not ANON:
+        ANON.extend(now)
+        return []
+    pieces = added(now, ANON)
+    starts = [s for s, _ in pieces]
+
+    def inside(address):
+        # "" outside the new memory, else the kind of piece it is in.
+        at = bisect.bisect_right(starts, address) - 1
+        if at < 0 or address >= pieces[at][1]:
+            return ""
+        return "small map" if pieces[at][1] - pieces[at][0] < 8 * 2**20 else "large map"
+
+    # The objects the gc tracks, what they refer to, and what the untracked tuples and
+    # dicts among those refer to (their strings, numbers).
+    objects = {id(o): o for o in gc.get_objects()}
+    for o in list(objects.values()):
+        for r in gc.get_referents(o):
+            objects.setdefault(id(r), r)
+            if isinstance(r, tuple | dict) and not gc.is_tracked(r):
+                for atom in gc.get_referents(r):
+                    objects.setdefault(id(atom), atom)
+    # asyncio's FutureIter free list: the first iterators made now are the kept ones.
+    future = asyncio.get_event_loop().create_future()
+    held = [future.__await__() for _ in range(255)]
+    kept = sum(bool(inside(id(i))) for i in held)
+    del held
+    found = collections.Counter()
+    for address, o in objects.items():
+        kind = inside(address)
+        if kind:
+            where = tracemalloc.get_object_traceback(o) if tracemalloc.is_tracing() else None
+            text = " < ".join(
+                f"{f.filename.rsplit('/', 2)[-1]}:{f.lineno}" for f in where
+            ) if where else ""
+            found[kind + ": " + type(o).__qualname__ + " " + text] += 1
+    size = sum(e - s for s, e in pieces) / 2**20
+    return [f"new anonymous memory {size:.2f} MiB in {len(pieces)} pieces",
+            f"{kept} FutureIter kept by asyncio's free list"] + [
+        f"{n} {name}" for name, n in found.most_common(40)]
+
+
 SEEN = set()
 
 
@@ -197,7 +281,7 @@ def report(during=False):
     if during and tracemalloc.is_tracing():
         found["traced"] = tracemalloc.get_traced_memory()[0]
         found["growth"] = holders()
-    elif tracemalloc.is_tracing():
+    elif tracemalloc.is_tracing() and os.environ.get("PROBE_ARENAS") != "1":
         snapshot = tracemalloc.take_snapshot()
         found["traced"] = tracemalloc.get_traced_memory()[0]
         if not FIRST:
@@ -216,6 +300,8 @@ def report(during=False):
                     f"{f.filename.rsplit('/', 2)[-1]}:{f.lineno}" for f in s.traceback)
                 for s in small[:25]
             ]
+    if os.environ.get("PROBE_ARENAS") == "1" and not during:
+        found["growth"] = found.get("growth", []) + survivors()
     return found
 
 
@@ -274,12 +360,83 @@ async def app(scope, receive, send):
     if scope["type"] == "http" and scope["path"] == "/memory":
         during = scope["query_string"] == b"during"
         return await answer(send, json.dumps(report(during)).encode())
+    if scope["type"] == "http" and scope["path"] == "/prefill":
+        # An experiment: asyncio's FutureIter free list filled before the crowd.
+        future = asyncio.get_event_loop().create_future()
+        held = [future.__await__() for _ in range(int(os.environ.get("PROBE_PREFILL", "0")))]
+        del held
+        return await answer(send, b"")
     if scope["type"] == "http" and scope["path"] == "/trim":
         started = time.perf_counter()
         LIBC.malloc_trim(0)
         return await answer(send, f"{time.perf_counter() - started:.6f}".encode())
     return await asgi_app(scope, receive, send)
 '''
+
+
+def waiting_cost(requests: int) -> None:
+    """In-process, no server: what ``requests`` sitemap requests waiting at once for
+    shared walks and renders (the crowd's first second) hold, by file that allocated
+    it, per request (the source waits until they all wait)."""
+    import asyncio
+    import gc
+    import tracemalloc
+
+    from asgi_sitemap import SitemapMiddleware
+    from flask_sitemapper import Entry
+
+    gate = threading.Event()
+
+    def posts() -> Iterator[Entry]:
+        gate.wait()
+        for i in range(1_000):
+            yield Entry(f"https://q.example.com/posts/{i}", lastmod="2024-05-01T10:00:00+00:00")
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 404, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    site = SitemapMiddleware(app, {"posts": posts}, base_url="https://q.example.com", page_size=500)
+    paths = ["/sitemap.xml", "/sitemap-posts-1.xml", "/sitemap-posts-2.xml"]
+
+    async def ask(number: int) -> None:
+        async def receive() -> dict[str, Any]:
+            await asyncio.Event().wait()  # no disconnect
+            return {}
+
+        async def send(message: dict[str, Any]) -> None:
+            pass
+
+        coding = (b"identity", b"gzip")[number % 2]
+        headers = [(b"host", b"q.example.com"), (b"accept-encoding", coding)]
+        path = paths[number % len(paths)]
+        scope = {"type": "http", "method": "GET", "path": path, "headers": headers}
+        await site(scope, receive, send)
+
+    async def measure() -> None:
+        gate.set()
+        for number in range(2 * len(paths)):  # first use of every route, both codings
+            await ask(number)
+        gate.clear()
+        gc.collect()
+        tracemalloc.start(1)
+        objects, before = len(gc.get_objects()), tracemalloc.take_snapshot()
+        waiting = [asyncio.ensure_future(ask(n)) for n in range(requests)]
+        await asyncio.sleep(0.5)
+        gc.collect()
+        stats = tracemalloc.take_snapshot().compare_to(before, "filename")
+        print(
+            f"objects the gc tracks per request: {(len(gc.get_objects()) - objects) / requests:.0f}"
+        )
+        print(f"traced per request: {sum(s.size_diff for s in stats) / requests:.0f} B")
+        for stat in stats[:12]:
+            name = stat.traceback[0].filename.rsplit("/", 2)[-1]
+            print(f"  {stat.size_diff / requests:6.0f} B  {name}")
+        tracemalloc.stop()
+        gate.set()
+        await asyncio.gather(*waiting)
+
+    asyncio.run(measure())
 
 
 def warm(server: Server, documents: list[str], together: bool = False) -> None:
@@ -347,6 +504,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--new", action="store_true", help="list the types of objects new since the start"
     )
+    parser.add_argument(
+        "--arenas",
+        action="store_true",
+        help="list the objects living in anonymous memory mapped since the start",
+    )
     parser.add_argument("--trim", action="store_true", help="malloc_trim(0) at the end")
     parser.add_argument("--env", action="append", default=[], help="NAME=VALUE for the server")
     parser.add_argument(
@@ -360,9 +522,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--cold", action="store_true", help="no warm-up request of each route before the start"
     )
+    parser.add_argument(
+        "--waiting",
+        type=int,
+        default=0,
+        help="in-process: what this many requests waiting at once for shared walks hold",
+    )
     args = parser.parse_args(argv)
+    if args.waiting:
+        waiting_cost(args.waiting)
+        return 0
     site = QuickSite(args.entries)
     env = dict(site.env, PROBE_TRACE="1" if args.trace else "0", PROBE_NEW="1" if args.new else "0")
+    env["PROBE_ARENAS"] = "1" if args.arenas else "0"
     env.update(item.split("=", 1) for item in args.env)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -373,6 +545,8 @@ def main(argv: list[str] | None = None) -> int:
             documents = [("/control" if args.control else "") + p for p in site.documents]
             if not args.cold:
                 warm(server, documents, args.warm_together)
+            if "PROBE_PREFILL" in env:
+                httpx.get(server.base_url + "/prefill", timeout=HTTP_TIMEOUT)
             rows.append(probe(server, "start"))
             for number in range(1, args.crowds + 1):
                 _, threads = slow_crowd(

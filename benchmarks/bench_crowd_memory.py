@@ -23,7 +23,10 @@ kept as bytes by a plain ASGI app (what any app sending them costs); ``--new`` l
 types of the objects the gc tracks that are new since the start. Extra environment for
 the server: ``--env NAME=VALUE`` (``MALLOC_MMAP_THRESHOLD_=131072``;
 ``PROBE_NO_TRIM=1``: the middleware does not give the heap back, as before;
-``PROBE_PREFILL=255``: asyncio's free list of ``FutureIter`` filled after the warm-up).
+``PROBE_PREFILL=255``: asyncio's free list of ``FutureIter`` filled after the warm-up;
+``PROBE_CACHED=1``: the same entries from a fingerprinted sliceable, so that the crowd
+reads pages from the page cache; ``PROBE_WHOLE=1``: a cached page handed to the server
+in one message, as before).
 ``--arenas`` lists, after each crowd, the objects that live in anonymous memory mapped
 since the start (the pymalloc arenas the crowd added, the new threads' maps), by type
 and, with ``--trace``, by where they were allocated; and how many of the iterators
@@ -72,6 +75,40 @@ if os.environ.get("PROBE_TRACE") == "1":
     tracemalloc.start(3)
 
 from quick_app import asgi_app
+
+if os.environ.get("PROBE_CACHED") == "1":
+    # The same entries from a fingerprinted sliceable: once warm, every document is
+    # answered from the page cache, with no render, walk or worker thread.
+    import quick_app
+    from asgi_sitemap import SitemapMiddleware
+    from flask_sitemapper import Entry
+
+    class CachedPosts:
+        def __len__(self):
+            return quick_app.ENTRIES
+
+        def __getitem__(self, window):
+            for i in range(window.start, min(window.stop, quick_app.ENTRIES)):
+                yield Entry(f"{quick_app.BASE}/posts/post-{i}", lastmod=quick_app.LASTMOD)
+
+        def fingerprint(self):
+            return 1
+
+    asgi_app = SitemapMiddleware(
+        asgi_app,
+        {"posts": CachedPosts()},
+        base_url=quick_app.BASE,
+        page_size=quick_app.PAGE_SIZE,
+    )
+
+if os.environ.get("PROBE_WHOLE") == "1":  # the code before: a cached page in one message
+    import asgi_sitemap.middleware
+
+    async def send_whole(reply, send):
+        await asgi_sitemap.middleware._send_start(reply, send)
+        await send({"type": "http.response.body", "body": b"".join(reply.body)})
+
+    asgi_sitemap.middleware._send_small = send_whole
 
 if os.environ.get("PROBE_NO_TRIM") == "1":  # the code before the crowd's trim
     import asgi_sitemap.middleware

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Mapping, MutableMapping
-from typing import Any, Unpack
+from typing import Any, Unpack, cast
 
 import anyio
 import anyio.lowlevel
 
 from sitemap_core.serve.front import (
+    CHUNK_BYTES,
     AsyncUrlSource,
     BasePolicy,
     BaseURL,
@@ -360,10 +361,17 @@ async def _send_start(reply: Reply, send: Send) -> None:
 
 
 async def _send_small(reply: Reply, send: Send) -> None:
-    body = reply.body
-    assert isinstance(body, Iterable)
+    # A list or tuple of bytes: a cached page, robots.txt, a small answer.
+    data = b"".join(cast(Iterable[bytes], reply.body))
     await _send_start(reply, send)
-    await send({"type": "http.response.body", "body": b"".join(body)})
+    # A page from the cache is one bytes object of megabytes: sent whole, each slow
+    # reader's connection would buffer all of it that its reader has not taken.
+    # Sent in slices, the server's flow control holds a slice until the reader takes
+    # the one before, as for a streamed page.
+    last = max(len(data) - 1, 0) // CHUNK_BYTES * CHUNK_BYTES
+    for start in range(0, last, CHUNK_BYTES):
+        await _send_chunk(send, data[start : start + CHUNK_BYTES])
+    await send({"type": "http.response.body", "body": data[last:]})
 
 
 async def _send_reply(reply: Reply, receive: Receive, send: Send, task_group: Any) -> None:

@@ -1,14 +1,16 @@
 """Issue 22: where a uvicorn server's memory goes after crowds of slow readers.
 
 The app of ``tests/e2e/crowd.py`` (the Quick start's shape, ``--entries`` entries) is
-served by one uvicorn worker behind a probe: ``/memory`` answers, after a full
-collection, the objects the gc tracks, pymalloc's arenas and blocks
-(``sys._debugmallocstats``), glibc's main arena (``mallinfo2``), the resident memory by
-kind of mapping (``/proc/self/smaps``: the main heap, threads' stacks and malloc
-arenas, other anonymous maps, files), the transports' unsent bytes, how many times the
-middleware gave the heap back (``asgi_sitemap.heap``) and, with ``--trace``,
-``tracemalloc``'s largest growths since the first probe (and the small blocks more
-numerous than then: what may keep pymalloc's arenas).
+served by one uvicorn worker (``--server gunicorn``: gunicorn's arbiter and one
+``uvicorn.workers.UvicornWorker``) behind a probe: ``/memory`` answers, after a full
+collection, the serving process's id (its RSS is read after: a gunicorn worker's, not
+its arbiter's), the objects the gc tracks, pymalloc's arenas and blocks (``sys._debugmallocstats``),
+glibc's main arena (``mallinfo2``), the resident memory by kind of mapping
+(``/proc/self/smaps``: the main heap, threads' stacks and malloc arenas, other
+anonymous maps, files), the transports' unsent bytes, how many times the middleware
+gave the heap back (``asgi_sitemap.heap``) and, with ``--trace``, ``tracemalloc``'s
+largest growths since the first probe (and the small blocks more numerous than then:
+what may keep pymalloc's arenas).
 
 The baseline is taken after one request of every route the crowd asks, in both
 codings, and of the text pages (``--cold``: none), so that first-use imports are not
@@ -21,7 +23,10 @@ kept as bytes by a plain ASGI app (what any app sending them costs); ``--new`` l
 types of the objects the gc tracks that are new since the start. Extra environment for
 the server: ``--env NAME=VALUE`` (``MALLOC_MMAP_THRESHOLD_=131072``;
 ``PROBE_NO_TRIM=1``: the middleware does not give the heap back, as before;
-``PROBE_PREFILL=255``: asyncio's free list of ``FutureIter`` filled after the warm-up).
+``PROBE_PREFILL=255``: asyncio's free list of ``FutureIter`` filled after the warm-up;
+``PROBE_CACHED=1``: the same entries from a fingerprinted sliceable, so that the crowd
+reads pages from the page cache; ``PROBE_WHOLE=1``: a cached page handed to the server
+in one message, as before).
 ``--arenas`` lists, after each crowd, the objects that live in anonymous memory mapped
 since the start (the pymalloc arenas the crowd added, the new threads' maps), by type
 and, with ``--trace``, by where they were allocated; and how many of the iterators
@@ -41,6 +46,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +56,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from e2e.crowd import QuickSite, slow_crowd, write_quick_app
 from e2e.load import server_rss_kib
-from e2e.servers import HTTP_TIMEOUT, Server, run_uvicorn
+from e2e.servers import HTTP_TIMEOUT, Server, run_gunicorn, run_uvicorn
 
 #: The probe wrapped around the crowd's app (``probe_app:app``).
 PROBE_APP = '''
@@ -69,6 +75,40 @@ if os.environ.get("PROBE_TRACE") == "1":
     tracemalloc.start(3)
 
 from quick_app import asgi_app
+
+if os.environ.get("PROBE_CACHED") == "1":
+    # The same entries from a fingerprinted sliceable: once warm, every document is
+    # answered from the page cache, with no render, walk or worker thread.
+    import quick_app
+    from asgi_sitemap import SitemapMiddleware
+    from flask_sitemapper import Entry
+
+    class CachedPosts:
+        def __len__(self):
+            return quick_app.ENTRIES
+
+        def __getitem__(self, window):
+            for i in range(window.start, min(window.stop, quick_app.ENTRIES)):
+                yield Entry(f"{quick_app.BASE}/posts/post-{i}", lastmod=quick_app.LASTMOD)
+
+        def fingerprint(self):
+            return 1
+
+    asgi_app = SitemapMiddleware(
+        asgi_app,
+        {"posts": CachedPosts()},
+        base_url=quick_app.BASE,
+        page_size=quick_app.PAGE_SIZE,
+    )
+
+if os.environ.get("PROBE_WHOLE") == "1":  # the code before: a cached page in one message
+    import asgi_sitemap.middleware
+
+    async def send_whole(reply, send):
+        await asgi_sitemap.middleware._send_start(reply, send)
+        await send({"type": "http.response.body", "body": b"".join(reply.body)})
+
+    asgi_sitemap.middleware._send_small = send_whole
 
 if os.environ.get("PROBE_NO_TRIM") == "1":  # the code before the crowd's trim
     import asgi_sitemap.middleware
@@ -262,10 +302,13 @@ def newcomers():
 
 
 def report(during=False):
-    if not during:
-        gc.collect()
+    garbage = None
+    if not during or os.environ.get("PROBE_COLLECT_DURING") == "1":
+        garbage = gc.collect()  # what only the cycle collector could free
     info = LIBC.mallinfo2()
     found = {
+        "garbage": garbage,
+        "pid": os.getpid(),  # the serving process (under gunicorn, the worker)
         **transports(),
         **resident(),
         "heap given back": sum(
@@ -469,11 +512,15 @@ def probe(server: Server, label: str, during: bool = False) -> str:
     and tracemalloc's largest holders rather than its growth)."""
     url = server.base_url + "/memory" + ("?during" if during else "")
     found = httpx.get(url, timeout=HTTP_TIMEOUT).json()
-    rss = server_rss_kib(server.process.pid) / 1024
+    # The serving process's (a gunicorn worker's, not its arbiter's), after the probe
+    # answered, as the figures before the worker's own were.
+    rss = server_rss_kib(found["pid"]) / 1024
     mib = 2**20
     traced = f"{found['traced'] / mib:.2f}" if "traced" in found else "-"
     for line in found.get("growth", []):
         print(f"  {label}: {line}")
+    if found.get("garbage") is not None:
+        print(f"  {label}: {found['garbage']:,} objects in cycles freed by the probe's collection")
     return (
         f"| {label} | {rss:.1f} | {found['gc objects']:,} |"
         f" {found.get('pymalloc arenas allocated current', '-')} |"
@@ -488,6 +535,20 @@ def probe(server: Server, label: str, during: bool = False) -> str:
         f" {found['rss stack'] / 1024:.2f} / {found['rss arena'] / 1024:.2f} |"
         f" {found['threads']} | {found['heap given back']} |"
     )
+
+
+def serve(kind: str, folder: Path, env: dict[str, str]) -> AbstractContextManager[Server]:
+    """The probed app on one uvicorn process, or on one uvicorn worker of gunicorn (the
+    probe answers from the worker, so what it reports is the worker's)."""
+    if kind == "gunicorn":
+        return run_gunicorn(
+            "probe_app:app",
+            folder,
+            folder / "logs",
+            env=env,
+            worker_class="uvicorn.workers.UvicornWorker",
+        )
+    return run_uvicorn("probe_app:app", folder, folder / "logs", env=env)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -508,6 +569,12 @@ def main(argv: list[str] | None = None) -> int:
         "--arenas",
         action="store_true",
         help="list the objects living in anonymous memory mapped since the start",
+    )
+    parser.add_argument(
+        "--server",
+        choices=["uvicorn", "gunicorn"],
+        default="uvicorn",
+        help="one uvicorn process, or gunicorn -k uvicorn.workers.UvicornWorker -w 1",
     )
     parser.add_argument("--trim", action="store_true", help="malloc_trim(0) at the end")
     parser.add_argument("--env", action="append", default=[], help="NAME=VALUE for the server")
@@ -541,7 +608,7 @@ def main(argv: list[str] | None = None) -> int:
         folder = Path(tmp)
         write_quick_app(folder)
         (folder / "probe_app.py").write_text(PROBE_APP)
-        with run_uvicorn("probe_app:app", folder, folder / "logs", env=env) as server:
+        with serve(args.server, folder, env) as server:
             documents = [("/control" if args.control else "") + p for p in site.documents]
             if not args.cold:
                 warm(server, documents, args.warm_together)
@@ -562,7 +629,13 @@ def main(argv: list[str] | None = None) -> int:
                 took = httpx.get(server.base_url + "/trim", timeout=HTTP_TIMEOUT).text
                 print(f"malloc_trim(0) took {float(took) * 1000:.2f} ms")
                 rows.append(probe(server, "after malloc_trim(0)"))
-    shown = {"env": args.env, "trace": args.trace, "cold": args.cold, "control": args.control}
+    shown = {
+        "server": args.server,
+        "env": args.env,
+        "trace": args.trace,
+        "cold": args.cold,
+        "control": args.control,
+    }
     print(json.dumps(shown))
     print(
         "| | RSS (MiB) | gc objects | pymalloc arenas | pymalloc live / free blocks (MB) |"

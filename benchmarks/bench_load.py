@@ -3,7 +3,8 @@
 **Issue 22, the Quick start's shape** (``--only crowd``): the app of
 ``tests/e2e/crowd.py`` (one plain generator of ``--entries`` entries, default 120,000:
 an index and three pages, and a page of the app) on uvicorn (one worker), gunicorn
-with uvicorn workers, and, for the Flask app, gunicorn's sync and gthread workers.
+with uvicorn workers (``-w 1`` and ``-w 2``; their workers' RSS without the arbiter
+is printed too), and, for the Flask app, gunicorn's sync and gthread workers.
 ``--readers`` slow readers (default 200, 1 KiB/s, spread over the index and the pages,
 every other one asking gzip) arrive at once and read for ``--seconds``, while one
 normal client asks the index, the pages and the app's page, every answer checked;
@@ -60,7 +61,7 @@ from e2e.load import (
     verified_clients,
     write_load_app,
 )
-from e2e.servers import Server, free_port, run_gunicorn, run_uvicorn, stop_process
+from e2e.servers import GunicornServer, Server, free_port, run_gunicorn, run_uvicorn, stop_process
 
 
 def ms(seconds: float) -> str:
@@ -119,6 +120,18 @@ CROWD_SERVERS: dict[str, tuple[str, bool, Starter]] = {
         True,
         lambda app, folder, env: run_uvicorn(app, folder, folder / "logs", env=env),
     ),
+    "gunicorn-uvicorn-1": (
+        "gunicorn -k uvicorn.workers.UvicornWorker -w 1",
+        True,
+        lambda app, folder, env: run_gunicorn(
+            app,
+            folder,
+            folder / "logs",
+            workers=1,
+            env=env,
+            worker_class="uvicorn.workers.UvicornWorker",
+        ),
+    ),
     "gunicorn-uvicorn": (
         "gunicorn -k uvicorn.workers.UvicornWorker -w 2",
         True,
@@ -156,7 +169,7 @@ def crowd_row(
     if warm:
         idle = verified_clients(server.base_url, site.expected, clients=1, seconds=3)
         print(f"  {name}, idle: p50 {ms(idle.median)}, max {ms(max(idle.latencies))}")
-    before = server_rss_kib(pid)
+    before, workers_before = server_rss_kib(pid), _workers_rss_kib(server)
     with MemorySampler(pid) as memory:
         readers, threads = slow_crowd(
             server.port, site.documents, args.readers, rate=args.rate, seconds=args.seconds
@@ -167,7 +180,12 @@ def crowd_row(
         for thread in threads:
             thread.join(args.seconds + 90)
     time.sleep(1)  # the server lets go of what the readers held
-    after = server_rss_kib(pid)
+    after, workers_after = server_rss_kib(pid), _workers_rss_kib(server)
+    if workers_before is not None and workers_after is not None:
+        print(
+            f"  {name}, {'warm' if warm else 'cold'}: the workers' RSS alone before / after"
+            f" {workers_before / 1024:.1f} / {workers_after / 1024:.1f} MiB"
+        )
     answered = sum(1 for r in readers if r.status == 200 and not r.error)
     worst = max(normal.latencies, default=0.0)
     for error in normal.errors[:3]:
@@ -178,6 +196,13 @@ def crowd_row(
         f" {answered} / {len(readers)} | {_waits(readers)} |"
         f" {before / 1024:.0f} / {memory.peak / 1024:.0f} / {after / 1024:.0f} |"
     )
+
+
+def _workers_rss_kib(server: Server) -> int | None:
+    # gunicorn's workers without their arbiter (None for a server of one process).
+    if not isinstance(server, GunicornServer):
+        return None
+    return sum(server_rss_kib(worker) for worker in server.worker_pids())
 
 
 def _waits(readers: list[SlowRead]) -> str:

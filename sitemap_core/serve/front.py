@@ -11,6 +11,7 @@ from sitemap_core.errors import (
     SitemapError,
     SitemapTooLargeError,
 )
+from sitemap_core.limits import CHUNK_BYTES
 from sitemap_core.memory.cache import MemoryCache, PageCache, RedisCache, default_cache
 from sitemap_core.model.alternates import Alternate, hreflang_cluster
 from sitemap_core.model.entries import ChangeFreq, Entry, LastmodInput
@@ -97,6 +98,7 @@ from sitemap_core.write.robots import is_mergeable
 
 __all__ = [
     "ALLOWED_METHODS",
+    "CHUNK_BYTES",
     "FEED_PATH",
     "FINGERPRINT_ITEMS",
     "FLASK_PREFIX",

@@ -23,7 +23,8 @@ QUICK_APP = '''
 """The Quick start's shape: a plain generator of QUICK_ENTRIES posts, and the app's pages.
 
 /walks answers how many walks of the generator began (QUICK_PAUSE: seconds each
-walk waits before its first entry, so that a crowd surely arrives during it).
+walk waits before its first entry, so that a crowd surely arrives during it); the
+ASGI app's /trims, how many times its sitemap middleware gave the C heap back.
 """
 import os
 import threading
@@ -78,11 +79,22 @@ async def walks(request):
     return PlainTextResponse(str(WALKS[0]))
 
 
+async def trims(request):
+    # How many times the sitemap middleware of this process gave the C heap back.
+    import gc
+
+    from asgi_sitemap.heap import Crowd
+
+    found = [o.trims for o in gc.get_objects() if isinstance(o, Crowd)]
+    return PlainTextResponse(str(sum(found)))
+
+
 asgi_app = Starlette(
     routes=[
         Route("/", home),
         Route("/posts/{slug}", post, name="post"),
         Route("/walks", walks),
+        Route("/trims", trims),
     ],
     middleware=[
         Middleware(

@@ -80,6 +80,7 @@ or an auto-increment column does not promise under concurrency.
 
 from __future__ import annotations
 
+import re
 from collections.abc import (
     AsyncGenerator,
     AsyncIterator,
@@ -104,7 +105,7 @@ from sqlalchemy import (
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from sitemap_core.errors import ConfigurationError
+from sitemap_core.errors import ConfigurationError, InvalidEntryError
 from sitemap_core.sources.base import Item
 from sitemap_core.sources.pages import Page, Summary
 from sitemap_core.sources.scope import request_notes
@@ -617,15 +618,32 @@ class AsyncSQLAlchemySource(_Base[AsyncEngine]):
             return [build(row) for row in result]
 
 
+#: How a failed page facts query says why: the facts are not there (PostgreSQL's
+#: words, SQLite's, MySQL's), or a date is infinite (psycopg's), which no sitemap
+#: date is.
+_FACTS_FAILED = re.compile(r"does not exist|no such table|doesn't exist|'(-?infinity)'")
+
+
 def _missing(facts: PageFacts | None, error: DBAPIError) -> Exception:
-    # A page facts query that failed: facts not installed, or another database error.
-    message = str(error.orig).lower()
-    # PostgreSQL's words, SQLite's, MySQL's.
-    if facts is not None and any(
-        words in message for words in ("does not exist", "no such table", "doesn't exist")
-    ):
+    # A page facts query that failed: facts not installed, a date the driver cannot
+    # read, or another database error (as it is).
+    found = _FACTS_FAILED.search(str(error.orig).lower())
+    if facts is None or found is None:
+        return error
+    if found[1] is None:
         return facts.not_installed()
-    return error
+    return _infinite(facts, found[1])
+
+
+def _infinite(facts: PageFacts, date: str) -> InvalidEntryError:
+    # PostgreSQL's infinity in the facts (a row's date): the index and the page refuse
+    # it alike, naming it.
+    return InvalidEntryError(
+        "lastmod",
+        date,
+        f"page facts {facts.name!r} count a row dated {date}, which no sitemap date is:"
+        " give it a date, or a where condition that leaves it out",
+    )
 
 
 # -- triggers -------------------------------------------------------------------------

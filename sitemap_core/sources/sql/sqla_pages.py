@@ -33,6 +33,7 @@ from sitemap_core.sources.sql.bounds import (
 )
 from sitemap_core.sources.sql.date_bounds import DateBounds, bounds_of
 from sitemap_core.sources.sql.names import quoted
+from sitemap_core.sources.sql.page_reads import LASTMOD_TEXT, utc_text
 
 __all__ = ["condition_sql", "install_page_facts"]
 
@@ -199,6 +200,8 @@ class _Names:
         self.date_type = (
             "TEXT" if lastmod is None else columns[lastmod]["type"].compile(dialect=conn.dialect)
         )
+        #: Whether the dates are zoned (PostgreSQL then keeps each page's lastmod text).
+        self.zoned = "WITH TIME ZONE" in self.date_type.upper()
         #: The stored boundaries (None: ranges of integer keys).
         self.stored = sqla_bounds.prepare(
             conn, bounds_of(kind, table, key, facts, lastmod, condition), columns
@@ -223,6 +226,24 @@ class _Names:
             " epoch TEXT NOT NULL, version BIGINT NOT NULL, condition TEXT NOT NULL)",
             # The kind of pages (a layout from before stored boundaries: ranges).
             f"ALTER TABLE {self.layout} ADD COLUMN IF NOT EXISTS kind TEXT NOT NULL DEFAULT ''",
+            *self._lastmod_text(),
+        ]
+
+    def _lastmod_text(self) -> list[str]:
+        # Zoned dates: each page's lastmod as the sitemap's text, kept in its facts row
+        # (a generated column, so that every statement writing a row keeps it: the
+        # triggers' upsert, the recount, TRUNCATE's, a split), which an index reads as
+        # it is. Facts of an earlier version get it added and filled here.
+        if not self.zoned:
+            return []
+        function = quoted("function", f"{self.prefix}_lastmod")
+        return [
+            # IMMUTABLE, as a generated column needs: its text depends on no setting.
+            f"CREATE OR REPLACE FUNCTION {function}(n TIMESTAMPTZ, c TIMESTAMPTZ)"
+            f" RETURNS TEXT LANGUAGE sql IMMUTABLE PARALLEL SAFE AS"
+            f" $$ SELECT {utc_text('n', 'c')} $$",
+            f"ALTER TABLE {self.facts} ADD COLUMN IF NOT EXISTS {LASTMOD_TEXT} TEXT"
+            f" GENERATED ALWAYS AS ({function}(newest, changed)) STORED",
         ]
 
     def recount(self, width: int) -> list[str]:

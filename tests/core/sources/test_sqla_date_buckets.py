@@ -38,6 +38,7 @@ from tests.core.sources.page_facts_helpers import (
     async_get,
     examples,
     install_sqla,
+    stale_texts,
     write_operations,
 )
 from tests.core.sources.test_sqla import ASYNC_DRIVERS, ORIGIN, Db
@@ -190,6 +191,7 @@ def test_random_writes_list_every_row_once(db: Db, ops: list[tuple[str, int, int
         got += ids
     assert len(got) == len(set(got))
     assert sorted(got) == sorted(live)
+    assert stale_texts(db, "posts_pages") == []  # kept by the splits and openings too
 
 
 @pytest.mark.parametrize("db", ["postgresql"], indirect=True)

@@ -239,9 +239,11 @@ class _Names:
         function = quoted("function", f"{self.prefix}_lastmod")
         return [
             # IMMUTABLE, as a generated column needs: its text depends on no setting.
+            # PL/pgSQL keeps its plan for the session; an SQL function that is not
+            # inlined (to_char is only STABLE) is planned again at every write.
             f"CREATE OR REPLACE FUNCTION {function}(n TIMESTAMPTZ, c TIMESTAMPTZ)"
-            f" RETURNS TEXT LANGUAGE sql IMMUTABLE PARALLEL SAFE AS"
-            f" $$ SELECT {utc_text('n', 'c')} $$",
+            f" RETURNS TEXT LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS"
+            f" $$ BEGIN RETURN {utc_text('n', 'c')}; END $$",
             f"ALTER TABLE {self.facts} ADD COLUMN IF NOT EXISTS {LASTMOD_TEXT} TEXT"
             f" GENERATED ALWAYS AS ({function}(newest, changed)) STORED",
         ]

@@ -25,7 +25,7 @@ from sitemap_core.sources.sql.bounds import RANGES
 from sitemap_core.sources.sql.names import double_quoted, quoted
 from sitemap_core.sources.sql.sqlite_pages import PageFacts, later
 
-__all__ = ["LASTMOD_TEXT", "PageReads", "StablePages", "utc_text"]
+__all__ = ["LASTMOD_TEXT", "PageReads", "StablePages", "summary_sql", "utc_text"]
 
 #: The type of the facts' dates for which PostgreSQL keeps the lastmod text.
 _ZONED = "timestamp with time zone"
@@ -44,6 +44,18 @@ def utc_text(newest: str, changed: str) -> str:
     return (
         f"CASE WHEN NOT isfinite({newest}) THEN {newest}::text"
         f" ELSE replace({day_time}, '.000000', '') || '+00:00' END"
+    )
+
+
+def summary_sql(facts: str) -> str:
+    """PostgreSQL: what the layout row keeps of the facts ``facts`` (see sqla_pages),
+    counted from them: the pages that list rows, their rows, the newest date and write
+    of every page (an emptied page's too: the index's lastmod never goes back), the
+    listed pages without either."""
+    return (
+        "SELECT COUNT(*) FILTER (WHERE urls > 0), COALESCE(SUM(urls), 0), MAX(newest),"
+        " MAX(changed), COUNT(*) FILTER (WHERE urls > 0 AND newest IS NULL AND changed IS NULL)"
+        f" FROM {facts}"
     )
 
 
@@ -111,6 +123,35 @@ class PageReads:
         )
         #: How a row of :attr:`pages_sql` becomes a page.
         self.page: Callable[[Any], Page] = _page
+        #: PostgreSQL: the layout row as JSON, whatever columns the installed version
+        #: gave it (the summary it keeps, its lastmod text), so that an index reads its
+        #: validators and its summary in one statement; None elsewhere.
+        self.layout_sql = (
+            f"SELECT to_jsonb(l) FROM {layout} AS l" if dialect == "postgresql" else None
+        )
+
+    def layout(self, rows: list[Any]) -> tuple[list[Any], Summary | None]:
+        """The rows of :attr:`layout_sql` as ``PageFacts.layout_sql`` gives them, and
+        the summary the layout keeps (None: facts of an earlier version)."""
+        if not rows:
+            return rows, None
+        fields = rows[0][0]
+        names = ("epoch", "version", "width", "condition", "kind")
+        row = tuple(fields.get(name, "") for name in names)
+        return [row], None if fields.get("pages") is None else self._kept(fields)
+
+    def _kept(self, fields: dict[str, Any]) -> Summary:
+        # The layout's summary; zoned dates have its lastmod text (which is then the
+        # pages' too): the core checks it (an infinite date is refused there).
+        if LASTMOD_TEXT in fields:
+            self._zoned(True)
+            lastmod = fields[LASTMOD_TEXT]
+        else:
+            lastmod = later(fields["newest"], fields["changed"])
+        if not fields["pages"]:
+            return Summary(0, 0)
+        dated = None if fields["undated"] else lastmod
+        return Summary(int(fields["pages"]), int(fields["urls"]), dated, int(fields["width"]))
 
     def _pages_sql(self, columns: str) -> str:
         f, layout = self._names

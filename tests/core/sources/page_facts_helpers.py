@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from sqlalchemy import Table, text
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from sitemap_core.sources.sql.page_reads import utc_text
+from sitemap_core.sources.sql.page_reads import summary_sql, utc_text
 from sitemap_core.sources.sql.sqla import AsyncSQLAlchemySource
 from sitemap_core.sources.sql.sqla import install_page_facts as install_sqla_facts
 from sitemap_core.sources.sql.sqlite import SQLiteSource, install_page_facts
@@ -153,3 +153,21 @@ def stale_texts(db: Db, facts: str) -> list[Any]:
             )
         )
         return list(rows)
+
+
+def kept_summary(db: Db, facts: str) -> tuple[Any, ...] | None:
+    """PostgreSQL: the summary the layout row of ``facts`` keeps (pages, rows, newest
+    date, last write, undated pages); None elsewhere."""
+    if db.engine.dialect.name != "postgresql":
+        return None
+    with db.engine.connect() as conn:
+        sql = f"SELECT pages, urls, newest, changed, undated FROM {facts}_layout"
+        return tuple(conn.execute(text(sql)).one())
+
+
+def counted_summary(db: Db, facts: str) -> tuple[Any, ...] | None:
+    """PostgreSQL: the same summary counted again from the facts rows; None elsewhere."""
+    if db.engine.dialect.name != "postgresql":
+        return None
+    with db.engine.connect() as conn:
+        return tuple(conn.execute(text(summary_sql(facts))).one())

@@ -6,7 +6,9 @@ facts (how many pages list rows, how many rows, the newest lastmod and last writ
 width), and its children stream from one query of the pages in order, read in batches
 as the index is written: a request keeps nothing that grows with the table. Shared by
 the SQL sources, which run the statements (named parameters, names quoted as the
-dialect quotes them).
+dialect quotes them). On PostgreSQL the layout row keeps that summary itself (see
+:func:`summary_sql`), read with the layout's version in one statement: the aggregate
+is then read only from facts of an earlier version.
 
 On PostgreSQL, when the dates are ``timestamp with time zone`` (the type the
 documentation's tables use), each page's facts row keeps its lastmod as the text the

@@ -2,7 +2,8 @@
 
 The same facts as :mod:`sitemap_core.sources.sql.sqlite_pages` (one row per page of
 ``page_width`` keys: its count, newest ``lastmod``, last write and version; one layout
-row: the width, a version bumped by every write, an epoch), kept on PostgreSQL by
+row: the width, a version bumped by every write, an epoch, and on PostgreSQL the
+pages' summary, moved with the version), kept on PostgreSQL by
 ``FOR EACH STATEMENT`` triggers that read the statement's transition tables: a write
 of one row or of a million updates each touched page once, grouped, in the writing
 transaction. ``TRUNCATE`` empties every page. Two transactions writing to one page

@@ -32,13 +32,18 @@ rows take about 6 minutes and 20 GB of disk on two cores)::
 (``bench_pages_10000000``...), created when missing; with ``--reuse`` the table an
 earlier run left there is measured again instead of being built (its page facts say
 how many rows it holds), so that a hundred million rows are loaded once. A run's
-writes leave as many rows as they found.
+writes leave as many rows as they found. ``--cpu N`` (with ``--url``, on tables built
+before) measures only what a fresh index costs in CPU, which a loaded machine moves
+less than the wall time: ``N`` fresh indexes, each on a new engine and site, the
+client's ``time.process_time`` and the server's backends' ``/proc/PID/schedstat`` (a
+local server's processes for the database), medians.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -213,6 +218,38 @@ def _clock(func: Callable[[], object]) -> float:
     return time.perf_counter() - started
 
 
+def backends_cpu(database: str) -> float:
+    """Seconds of CPU the local server's processes of ``database`` ran so far (Linux)."""
+    total = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+                if f" {database} ".encode() not in cmdline.read().replace(b"\0", b" ") + b" ":
+                    continue
+            with open(f"/proc/{pid}/schedstat") as schedstat:
+                total += int(schedstat.read().split()[0])
+        except OSError:  # a process that ended meanwhile
+            continue
+    return total / 1e9
+
+
+def index_cpu(url: str, count: int) -> dict[str, float]:
+    """Medians over ``count`` fresh indexes (a new engine and site each) of the wall
+    time, the client's CPU and the server's, in seconds."""
+    database = str(make_url(url).database)
+    runs: dict[str, list[float]] = {"wall": [], "client": [], "server": []}
+    for _ in range(count):
+        engine, site = make_site(url)
+        request = get(site, "/sitemap.xml")
+        server, client, wall = backends_cpu(database), time.process_time(), time.perf_counter()
+        request()
+        runs["wall"].append(time.perf_counter() - wall)
+        runs["client"].append(time.process_time() - client)
+        runs["server"].append(backends_cpu(database) - server)
+        engine.dispose()
+    return {name: statistics.median(values) for name, values in runs.items()}
+
+
 def built_rows(engine: Engine) -> int | None:
     """How many rows the page facts of an earlier run's ``posts`` count, or None."""
     with engine.connect() as conn:
@@ -338,7 +375,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--reuse", action="store_true", help="with --url: measure a table built before"
     )
+    parser.add_argument("--cpu", type=int, help="with --url: only N fresh indexes' CPU")
     args = parser.parse_args(argv)
+    if args.url is not None and args.cpu:
+        for rows in args.rows:
+            cpu = index_cpu(database(args.url, rows), args.cpu)
+            print(
+                f"{rows:,} rows, fresh index (median of {args.cpu}): wall {ms(cpu['wall'])},"
+                f" CPU {ms(cpu['client'] + cpu['server'])} (client {ms(cpu['client'])},"
+                f" server {ms(cpu['server'])}); load {load()}"
+            )
+        return 0
     if args.url is not None:
         results = [
             measure(database(args.url, rows), rows, args.repeat, args.reuse) for rows in args.rows

@@ -46,6 +46,24 @@ from sitemap_core.sources.sql.bounds import (
 )
 from sitemap_core.sources.sql.names import quoted
 
+
+def split_facts(facts: str, layout: str) -> str:
+    """The end of a split's statement (after its pieces ``z``): each piece's facts
+    counted, the first the page split (its newest kept from going back, as the
+    layout's summary keeps it), and the layout's summary told of the new pages."""
+    return (
+        f" up AS (INSERT INTO {facts} AS x (page, urls, newest, changed, version)"
+        " SELECT CASE WHEN piece = 0 THEN split_page ELSE top + piece END, COUNT(*),"
+        " MAX(lm), clock_timestamp(), 1 FROM z GROUP BY piece"
+        " ON CONFLICT (page) DO UPDATE SET urls = excluded.urls,"
+        " newest = GREATEST(x.newest, excluded.newest),"
+        " changed = GREATEST(x.changed, excluded.changed), version = x.version + 1"
+        " RETURNING x.changed)"
+        f" UPDATE {layout} SET pages = pages + (SELECT COUNT(*) - 1 FROM up),"
+        " changed = GREATEST(changed, (SELECT MAX(changed) FROM up))"
+    )
+
+
 __all__ = ["ISO", "DateBounds", "bounds_of"]
 
 #: An ISO date's form as a GLOB: a listed row's date must have it.
@@ -316,12 +334,8 @@ class DateBounds:
             f" top := {last};"
             f" WITH z AS ({self.pieces(width, self.in_page('s', 'split_page'))}),"
             f" cut AS (INSERT INTO {b} (page, low_at, low, high_at, high)"
-            " SELECT top + piece, d, k, NULL, NULL FROM z WHERE piece > 0 AND first = 1)"
-            f" INSERT INTO {f} AS x (page, urls, newest, changed, version)"
-            " SELECT CASE WHEN piece = 0 THEN split_page ELSE top + piece END, COUNT(*),"
-            " MAX(lm), clock_timestamp(), 1 FROM z GROUP BY piece"
-            " ON CONFLICT (page) DO UPDATE SET urls = excluded.urls, newest = excluded.newest,"
-            " changed = GREATEST(x.changed, excluded.changed), version = x.version + 1;"
+            " SELECT top + piece, d, k, NULL, NULL FROM z WHERE piece > 0 AND first = 1),"
+            f"{split_facts(f, self.layout)};"
             f" UPDATE {b} SET (high_at, high) = (SELECT o.high_at, o.high FROM {b} AS o"
             f" WHERE o.page = split_page) WHERE page = {last} AND page > top;"
             f" UPDATE {b} SET (high_at, high) = (SELECT nx.low_at, nx.low FROM {b} AS nx"

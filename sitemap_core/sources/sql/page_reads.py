@@ -6,13 +6,15 @@ facts (how many pages list rows, how many rows, the newest lastmod and last writ
 width), and its children stream from one query of the pages in order, read in batches
 as the index is written: a request keeps nothing that grows with the table. Shared by
 the SQL sources, which run the statements (named parameters, names quoted as the
-dialect quotes them).
+dialect quotes them). On PostgreSQL the layout row keeps that summary itself (see
+:func:`summary_sql`), read with the layout's version in one statement: the aggregate
+is then read only from facts of an earlier version.
 
 On PostgreSQL, when the dates are ``timestamp with time zone`` (the type the
-documentation's tables use), the database writes each page's lastmod as the text the
-sitemap carries (the later of its newest row and its last write, in the session's time
-zone, as the driver reads a date), which costs it nothing and spares the reading of a
-datetime and its formatting per page.
+documentation's tables use), each page's facts row keeps its lastmod as the text the
+sitemap carries, in UTC (the later of its newest row and its last write; see
+:func:`utc_text`), written with the row by the database, so an index reads a plain
+text column: no datetime read or formatted per page, no text made per request.
 """
 
 from __future__ import annotations
@@ -25,18 +27,38 @@ from sitemap_core.sources.sql.bounds import RANGES
 from sitemap_core.sources.sql.names import double_quoted, quoted
 from sitemap_core.sources.sql.sqlite_pages import PageFacts, later
 
-__all__ = ["PageReads", "StablePages"]
+__all__ = ["LASTMOD_TEXT", "PageReads", "StablePages", "summary_sql", "utc_text"]
 
-#: The type of the facts' dates for which PostgreSQL writes the lastmod text itself.
+#: The type of the facts' dates for which PostgreSQL keeps the lastmod text.
 _ZONED = "timestamp with time zone"
+#: The facts' column of that text (PostgreSQL, zoned dates; see sqla_pages).
+LASTMOD_TEXT = "lastmod_text"
 
 
-def _zoned_text(moment: str) -> str:
-    # PostgreSQL: a timestamptz as normalise_lastmod writes the datetime the driver
-    # reads, in the session's time zone (the fraction only when there is one), so the
-    # index says what the page's own path says, in one to_char.
-    text = f"to_char({moment}, 'YYYY-MM-DD\"T\"HH24:MI:SS.USTZH:TZM')"
-    return f"replace({text}, '.000000', '')"
+def utc_text(newest: str, changed: str) -> str:
+    """PostgreSQL: a page's lastmod text from its facts' ``newest`` and ``changed``
+    (timestamptz, SQL): the later one as :func:`normalise_lastmod` writes it as a UTC
+    datetime (the fraction only when there is one, ``+00:00``); an infinite newest as
+    its name (``infinity``), which no sitemap date is, so that a page's check refuses
+    it (see :func:`_page_of_text`) as the page's own path does."""
+    moment = f"GREATEST({newest}, {changed})"
+    day_time = f"to_char({moment} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US')"
+    return (
+        f"CASE WHEN NOT isfinite({newest}) THEN {newest}::text"
+        f" ELSE replace({day_time}, '.000000', '') || '+00:00' END"
+    )
+
+
+def summary_sql(facts: str) -> str:
+    """PostgreSQL: what the layout row keeps of the facts ``facts`` (see sqla_pages),
+    counted from them: the pages that list rows, their rows, the newest date and write
+    of every page (an emptied page's too: the index's lastmod never goes back), the
+    listed pages without either."""
+    return (
+        "SELECT COUNT(*) FILTER (WHERE urls > 0), COALESCE(SUM(urls), 0), MAX(newest),"
+        " MAX(changed), COUNT(*) FILTER (WHERE urls > 0 AND newest IS NULL AND changed IS NULL)"
+        f" FROM {facts}"
+    )
 
 
 class StablePages:
@@ -79,7 +101,15 @@ class PageReads:
         self._dialect = dialect
         # The type of the dates, asked with the summary (PostgreSQL only): the type of
         # the aggregate's value, which needs no look-up in the catalogue.
-        zoned = ", pg_typeof(MAX(newest))::text" if dialect == "postgresql" else ""
+        # With it, whether the facts keep the lastmod text (facts of an earlier version
+        # do not until install_page_facts() runs again; read from one row's JSON, which
+        # needs no catalogue either).
+        zoned = (
+            f", pg_typeof(MAX(newest))::text, (SELECT (to_jsonb(k) -> '{LASTMOD_TEXT}')"
+            f" IS NOT NULL FROM {f} AS k LIMIT 1)"
+            if dialect == "postgresql"
+            else ""
+        )
         #: The summary of the pages that list rows. The newest lastmod is the greater
         #: of the largest date and the latest write, as a page's own is; dates kept as
         #: text compare as text, exact while they share one form (as a column does).
@@ -95,6 +125,35 @@ class PageReads:
         )
         #: How a row of :attr:`pages_sql` becomes a page.
         self.page: Callable[[Any], Page] = _page
+        #: PostgreSQL: the layout row as JSON, whatever columns the installed version
+        #: gave it (the summary it keeps, its lastmod text), so that an index reads its
+        #: validators and its summary in one statement; None elsewhere.
+        self.layout_sql = (
+            f"SELECT to_jsonb(l) FROM {layout} AS l" if dialect == "postgresql" else None
+        )
+
+    def layout(self, rows: list[Any]) -> tuple[list[Any], Summary | None]:
+        """The rows of :attr:`layout_sql` as ``PageFacts.layout_sql`` gives them, and
+        the summary the layout keeps (None: facts of an earlier version)."""
+        if not rows:
+            return rows, None
+        fields = rows[0][0]
+        names = ("epoch", "version", "width", "condition", "kind")
+        row = tuple(fields.get(name, "") for name in names)
+        return [row], None if fields.get("pages") is None else self._kept(fields)
+
+    def _kept(self, fields: dict[str, Any]) -> Summary:
+        # The layout's summary; zoned dates have its lastmod text (which is then the
+        # pages' too): the core checks it (an infinite date is refused there).
+        if LASTMOD_TEXT in fields:
+            self._zoned(True)
+            lastmod = fields[LASTMOD_TEXT]
+        else:
+            lastmod = later(fields["newest"], fields["changed"])
+        if not fields["pages"]:
+            return Summary(0, 0)
+        dated = None if fields["undated"] else lastmod
+        return Summary(int(fields["pages"]), int(fields["urls"]), dated, int(fields["width"]))
 
     def _pages_sql(self, columns: str) -> str:
         f, layout = self._names
@@ -107,20 +166,21 @@ class PageReads:
         """The :class:`Summary` of the row of :attr:`summary_sql`; on PostgreSQL with
         zoned dates, the pages are read with their lastmod text from then on."""
         pages, urls, newest, changed, undated, width = row[:6]
-        if row[6:] == (_ZONED,):
-            self._zoned()
+        if row[6:7] == (_ZONED,):
+            self._zoned(bool(row[7]))
         if not pages:
             return Summary(0, 0)
         lastmod = None if undated else later(newest, changed)
         return Summary(int(pages), int(urls), lastmod, int(width))
 
-    def _zoned(self) -> None:
-        # The dates are zoned: PostgreSQL writes each page's lastmod text from now on,
-        # in a row of the page's own columns first, then the layout's (no column the
-        # page does not need: each costs the driver a value per page).
+    def _zoned(self, kept: bool) -> None:
+        # The dates are zoned: each page's lastmod is read as text from now on, in a
+        # row of the page's own columns first, then the layout's (no column the page
+        # does not need: each costs the driver a value per page). Facts of an earlier
+        # version have no kept text: PostgreSQL writes it per page then.
+        lastmod = f"f.{LASTMOD_TEXT}" if kept else utc_text("f.newest", "f.changed")
         self.pages_sql = self._pages_sql(
-            f"f.page, f.urls, {_zoned_text('GREATEST(f.newest, f.changed)')}, f.version,"
-            " l.epoch, l.width, l.kind"
+            f"f.page, f.urls, {lastmod}, f.version, l.epoch, l.width, l.kind"
         )
         self.page = _page_of_text
 
@@ -150,7 +210,9 @@ def _page_of_text(row: Any) -> Page:
             start,
             start + width,
             urls,
-            None if lastmod is None else NormalisedLastmod(lastmod),
+            # A kept text is in its normal form, unless its newest was infinite (its
+            # name then, which the page's check refuses: every finite one ends in 0).
+            lastmod if lastmod is None or lastmod[-1] != "0" else NormalisedLastmod(lastmod),
             (epoch, page, version),
         )
     )

@@ -80,6 +80,7 @@ or an auto-increment column does not promise under concurrency.
 
 from __future__ import annotations
 
+import re
 from collections.abc import (
     AsyncGenerator,
     AsyncIterator,
@@ -104,7 +105,7 @@ from sqlalchemy import (
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from sitemap_core.errors import ConfigurationError
+from sitemap_core.errors import ConfigurationError, InvalidEntryError
 from sitemap_core.sources.base import Item
 from sitemap_core.sources.pages import Page, Summary
 from sitemap_core.sources.scope import request_notes
@@ -282,10 +283,33 @@ class _Base(Generic[_E]):
             notes[id(self)] = (self, facts)
 
     def _facts_query(self, kind: str, params: dict[str, int] | None = None) -> Any:
-        """The statement of one page facts query (see :class:`PageFacts`)."""
-        assert self._page_facts is not None
-        statement = text(getattr(self._page_facts, f"{kind}_sql"))
-        return statement, params or {}
+        """The statement of one page facts query (see :class:`PageFacts`; PostgreSQL's
+        layout row: :attr:`PageReads.layout_sql`)."""
+        assert self._page_facts is not None and self._page_reads is not None
+        sql = getattr(self._page_facts, f"{kind}_sql")
+        if kind == "layout":
+            sql = self._page_reads.layout_sql or sql
+        return text(sql), params or {}
+
+    def _layout(self, rows: list[Any]) -> list[Any]:
+        # The layout's rows; on PostgreSQL, the summary it keeps noted for the
+        # request, which an index then reads without a statement of its own.
+        assert self._page_reads is not None
+        if self._page_reads.layout_sql is None:
+            return rows
+        rows, summary = self._page_reads.layout(rows)
+        notes = request_notes()
+        if notes is not None and summary is not None:
+            notes[id(self)] = (self, summary)
+        return rows
+
+    def _kept_summary(self) -> Summary | None:
+        # The summary the request's layout read noted (see _layout), if any.
+        notes = request_notes()
+        note = None if notes is None else notes.get(id(self))
+        if isinstance(note, tuple) and note[0] is self and isinstance(note[1], Summary):
+            return note[1]
+        return None
 
     def _streaming_engine(self) -> _E:
         """The engine an index's pages stream on: without a transaction where the
@@ -354,7 +378,7 @@ class SQLAlchemySource(_Base[Engine], StablePages):
                 rows = list(conn.execute(*self._facts_query(kind, params)).all())
             except DBAPIError as exc:
                 raise _missing(self._page_facts, exc) from exc
-        return self._noted(rows, kind == "layout")
+        return self._noted(self._layout(rows) if kind == "layout" else rows, kind == "layout")
 
     def __len__(self) -> int:
         """How many rows the (filtered) source holds; remembered per version (in a
@@ -366,6 +390,9 @@ class SQLAlchemySource(_Base[Engine], StablePages):
 
     def _stable_summary(self) -> Summary:
         assert self._page_reads is not None
+        kept = self._kept_summary()
+        if kept is not None:
+            return kept
         with (self._quick or self._engine).connect() as conn:
             try:
                 row = conn.execute(text(self._page_reads.summary_sql)).one()
@@ -497,7 +524,7 @@ class AsyncSQLAlchemySource(_Base[AsyncEngine]):
                 rows = list((await conn.execute(*self._facts_query(kind, params))).all())
             except DBAPIError as exc:
                 raise _missing(self._page_facts, exc) from exc
-        return self._noted(rows, kind == "layout")
+        return self._noted(self._layout(rows) if kind == "layout" else rows, kind == "layout")
 
     async def count(self) -> int:
         """How many rows the (filtered) source holds; remembered per version."""
@@ -520,6 +547,9 @@ class AsyncSQLAlchemySource(_Base[AsyncEngine]):
 
     async def _stable_summary(self) -> Summary:
         assert self._page_reads is not None
+        kept = self._kept_summary()
+        if kept is not None:
+            return kept
         async with (self._quick or self._engine).connect() as conn:
             try:
                 row = (await conn.execute(text(self._page_reads.summary_sql))).one()
@@ -617,15 +647,32 @@ class AsyncSQLAlchemySource(_Base[AsyncEngine]):
             return [build(row) for row in result]
 
 
+#: How a failed page facts query says why: the facts are not there (PostgreSQL's
+#: words, SQLite's, MySQL's), or a date is infinite (psycopg's), which no sitemap
+#: date is.
+_FACTS_FAILED = re.compile(r"does not exist|no such table|doesn't exist|'(-?infinity)'")
+
+
 def _missing(facts: PageFacts | None, error: DBAPIError) -> Exception:
-    # A page facts query that failed: facts not installed, or another database error.
-    message = str(error.orig).lower()
-    # PostgreSQL's words, SQLite's, MySQL's.
-    if facts is not None and any(
-        words in message for words in ("does not exist", "no such table", "doesn't exist")
-    ):
+    # A page facts query that failed: facts not installed, a date the driver cannot
+    # read, or another database error (as it is).
+    found = _FACTS_FAILED.search(str(error.orig).lower())
+    if facts is None or found is None:
+        return error
+    if found[1] is None:
         return facts.not_installed()
-    return error
+    return _infinite(facts, found[1])
+
+
+def _infinite(facts: PageFacts, date: str) -> InvalidEntryError:
+    # PostgreSQL's infinity in the facts (a row's date): the index and the page refuse
+    # it alike, naming it.
+    return InvalidEntryError(
+        "lastmod",
+        date,
+        f"page facts {facts.name!r} count a row dated {date}, which no sitemap date is:"
+        " give it a date, or a where condition that leaves it out",
+    )
 
 
 # -- triggers -------------------------------------------------------------------------

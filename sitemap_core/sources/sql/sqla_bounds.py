@@ -24,7 +24,7 @@ from sqlalchemy import BigInteger, Connection, Select, bindparam, inspect, selec
 
 from sitemap_core.errors import ConfigurationError
 from sitemap_core.sources.sql.bounds import StoredBounds, dated_column
-from sitemap_core.sources.sql.date_bounds import DateBounds
+from sitemap_core.sources.sql.date_bounds import DateBounds, split_facts
 from sitemap_core.sources.sql.names import IDENTIFIER, quoted
 from sitemap_core.sources.sql.sqlite_bounds import unquoted
 
@@ -86,12 +86,8 @@ def split_function(stored: StoredBounds, function: str, width: int) -> str:
         " LANGUAGE plpgsql AS $$ DECLARE top BIGINT; BEGIN"
         f" top := (SELECT MAX(page) FROM {b});"
         f" WITH z AS ({s.pieces(rows, width)}), cut AS (INSERT INTO {b} (page, low, high)"
-        " SELECT top + piece, k, NULL FROM z WHERE piece > 0 AND first = 1)"
-        f" INSERT INTO {f} AS x (page, urls, newest, changed, version)"
-        " SELECT CASE WHEN piece = 0 THEN split_page ELSE top + piece END, COUNT(*),"
-        " MAX(lm), clock_timestamp(), 1 FROM z GROUP BY piece"
-        " ON CONFLICT (page) DO UPDATE SET urls = excluded.urls, newest = excluded.newest,"
-        " changed = GREATEST(x.changed, excluded.changed), version = x.version + 1;"
+        " SELECT top + piece, k, NULL FROM z WHERE piece > 0 AND first = 1),"
+        f"{split_facts(f, stored.layout)};"
         f" UPDATE {b} SET high = COALESCE((SELECT nx.low FROM {b} AS nx"
         f" WHERE nx.page = {b}.page + 1), (SELECT o.high FROM {b} AS o WHERE o.page = split_page))"
         " WHERE page > top;"
@@ -100,14 +96,14 @@ def split_function(stored: StoredBounds, function: str, width: int) -> str:
     )
 
 
-def stored_body(upsert: str, bump: str, split: str, width: int, opening: str = "") -> str:
-    """A trigger function's body: the layout locked first (see the module), the
-    ``opening`` statements (date buckets: each new bucket's first page), the pages'
-    facts counted (``upsert``, without its ``;``), a page over ``width`` split."""
+def stored_body(lock: str, opening: str, counted: str, split: str) -> str:
+    """A trigger function's body: the layout locked first (``lock``; see the module),
+    the ``opening`` statements (date buckets: each new bucket's first page), the
+    pages' facts counted (``counted``, which gathers the pages over the width in
+    ``full_``), each such page split (``split``)."""
     return (
-        f"DECLARE touched record; part_ text; BEGIN {bump} {opening}"
-        f" FOR touched IN {upsert} RETURNING x.page, x.urls LOOP"
-        f" IF touched.urls > {width} THEN PERFORM {split}(touched.page); END IF;"
+        f"DECLARE touched BIGINT; full_ BIGINT[]; part_ text; BEGIN {lock} {opening}"
+        f" {counted} FOREACH touched IN ARRAY full_ LOOP PERFORM {split}(touched);"
         " END LOOP;"
     )
 

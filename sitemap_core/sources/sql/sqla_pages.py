@@ -2,7 +2,8 @@
 
 The same facts as :mod:`sitemap_core.sources.sql.sqlite_pages` (one row per page of
 ``page_width`` keys: its count, newest ``lastmod``, last write and version; one layout
-row: the width, a version bumped by every write, an epoch), kept on PostgreSQL by
+row: the width, a version bumped by every write, an epoch, and on PostgreSQL the
+pages' summary, moved with the version), kept on PostgreSQL by
 ``FOR EACH STATEMENT`` triggers that read the statement's transition tables: a write
 of one row or of a million updates each touched page once, grouped, in the writing
 transaction. ``TRUNCATE`` empties every page. Two transactions writing to one page
@@ -33,6 +34,7 @@ from sitemap_core.sources.sql.bounds import (
 )
 from sitemap_core.sources.sql.date_bounds import DateBounds, bounds_of
 from sitemap_core.sources.sql.names import quoted
+from sitemap_core.sources.sql.page_reads import LASTMOD_TEXT, summary_sql, utc_text
 
 __all__ = ["condition_sql", "install_page_facts"]
 
@@ -106,27 +108,39 @@ def _install(conn: Connection, table: str, key: str, facts: str, options: _Optio
     dialect = conn.dialect.name
     condition = condition_sql(options.where, conn.dialect)
     if dialect == "sqlite":
-        raw = conn.connection.driver_connection
-        sqlite_pages.install_page_facts(
-            raw,  # type: ignore[arg-type]
-            table,
-            key,
-            facts,
-            lastmod=options.lastmod,
-            page_width=options.page_width,
-            where=condition or None,
-            recount=options.recount,
-            stored_bounds=options.kind != RANGES,
-            month_buckets=dated_column(options.kind) or options.kind == MONTHS,
-        )
+        _install_sqlite(conn, table, key, facts, options, condition)
         return
     if dialect != "postgresql":
         raise ConfigurationError(
             f"no page facts DDL for the {dialect!r} dialect here (PostgreSQL and SQLite);"
             " docs/sqlalchemy.md gives the MySQL statements to run once"
         )
-    width = sqlite_pages.checked_width(options.page_width)
     names = _Names(conn, table, key, facts, options.lastmod, condition, options.kind)
+    _install_postgresql(conn, names, options, condition)
+
+
+def _install_sqlite(
+    conn: Connection, table: str, key: str, facts: str, options: _Options, condition: str
+) -> None:
+    # SQLite's installation, on the connection's own sqlite3 connection.
+    sqlite_pages.install_page_facts(
+        conn.connection.driver_connection,  # type: ignore[arg-type]
+        table,
+        key,
+        facts,
+        lastmod=options.lastmod,
+        page_width=options.page_width,
+        where=condition or None,
+        recount=options.recount,
+        stored_bounds=options.kind != RANGES,
+        month_buckets=dated_column(options.kind) or options.kind == MONTHS,
+    )
+
+
+def _install_postgresql(conn: Connection, names: _Names, options: _Options, condition: str) -> None:
+    # The tables (and what an earlier version's lack), a recount when the layout is
+    # new or another, the layout's summary counted, the triggers.
+    width = sqlite_pages.checked_width(options.page_width)
     for statement in names.tables():
         conn.exec_driver_sql(statement)
     kind = options.kind
@@ -141,7 +155,7 @@ def _install(conn: Connection, table: str, key: str, facts: str, options: _Optio
             ),
             {"width": width, "epoch": secrets.token_hex(8), "condition": condition, "kind": kind},
         )
-    for statement in names.triggers(width):
+    for statement in [*names.summed(), *names.triggers(width)]:
         conn.exec_driver_sql(statement)
 
 
@@ -199,6 +213,8 @@ class _Names:
         self.date_type = (
             "TEXT" if lastmod is None else columns[lastmod]["type"].compile(dialect=conn.dialect)
         )
+        #: Whether the dates are zoned (PostgreSQL then keeps each page's lastmod text).
+        self.zoned = "WITH TIME ZONE" in self.date_type.upper()
         #: The stored boundaries (None: ranges of integer keys).
         self.stored = sqla_bounds.prepare(
             conn, bounds_of(kind, table, key, facts, lastmod, condition), columns
@@ -223,6 +239,43 @@ class _Names:
             " epoch TEXT NOT NULL, version BIGINT NOT NULL, condition TEXT NOT NULL)",
             # The kind of pages (a layout from before stored boundaries: ranges).
             f"ALTER TABLE {self.layout} ADD COLUMN IF NOT EXISTS kind TEXT NOT NULL DEFAULT ''",
+            *self._lastmod_text(self.facts),
+            # The summary of the pages, kept with the layout's version (see _counted).
+            f"ALTER TABLE {self.layout} ADD COLUMN IF NOT EXISTS pages BIGINT,"
+            " ADD COLUMN IF NOT EXISTS urls BIGINT,"
+            f" ADD COLUMN IF NOT EXISTS newest {self.date_type},"
+            " ADD COLUMN IF NOT EXISTS changed TIMESTAMPTZ,"
+            " ADD COLUMN IF NOT EXISTS undated BIGINT",
+            *self._lastmod_text(self.layout),
+        ]
+
+    def summed(self) -> list[str]:
+        """The layout's summary counted from the facts (after a recount, and at every
+        installation: facts of an earlier version get theirs), the layout locked
+        first so that no write comes between."""
+        return [
+            f"SELECT 1 FROM {self.layout} FOR UPDATE",
+            f"UPDATE {self.layout} SET (pages, urls, newest, changed, undated) ="
+            f" ({summary_sql(self.facts)})",
+        ]
+
+    def _lastmod_text(self, table: str) -> list[str]:
+        # Zoned dates: each page's lastmod as the sitemap's text, kept in its facts row
+        # (a generated column, so that every statement writing a row keeps it: the
+        # triggers' upsert, the recount, TRUNCATE's, a split), which an index reads as
+        # it is. Facts of an earlier version get it added and filled here.
+        if not self.zoned:
+            return []
+        function = quoted("function", f"{self.prefix}_lastmod")
+        return [
+            # IMMUTABLE, as a generated column needs: its text depends on no setting.
+            # PL/pgSQL keeps its plan for the session; an SQL function that is not
+            # inlined (to_char is only STABLE) is planned again at every write.
+            f"CREATE OR REPLACE FUNCTION {function}(n TIMESTAMPTZ, c TIMESTAMPTZ)"
+            f" RETURNS TEXT LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS"
+            f" $$ BEGIN RETURN {utc_text('n', 'c')}; END $$",
+            f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {LASTMOD_TEXT} TEXT"
+            f" GENERATED ALWAYS AS ({function}(newest, changed)) STORED",
         ]
 
     def recount(self, width: int) -> list[str]:
@@ -247,24 +300,51 @@ class _Names:
         # moves back.
         return (
             f"INSERT INTO {self.facts} AS x (page, urls, newest, changed, version)"
-            f" SELECT page, SUM(n), MAX(lm), clock_timestamp(), 1 FROM ({changes}) AS c"
-            " GROUP BY page"
+            f" SELECT page, n, lm, clock_timestamp(), 1 FROM c"
             " ON CONFLICT (page) DO UPDATE SET urls = x.urls + excluded.urls,"
             " newest = GREATEST(x.newest, excluded.newest),"
             " changed = GREATEST(x.changed, excluded.changed),"
-            " version = x.version + 1"
+            " version = x.version + 1 RETURNING x.page, x.urls, x.newest, x.changed"
+        )
+
+    def _counted(self, changes: str) -> str:
+        # The pages' facts counted and the layout's summary moved by as much, with its
+        # version, in one statement. The layout row is locked first (see _body), so
+        # the old rows read here are those the upsert replaces: a page's listing
+        # changes when its count crosses 0, an undated page is dated by its write.
+        return (
+            f"WITH c AS (SELECT page, SUM(n) AS n, MAX(lm) AS lm FROM ({changes}) AS c0"
+            " GROUP BY page),"
+            " o AS (SELECT f.page, f.urls > 0 AND f.newest IS NULL AND f.changed IS NULL"
+            f" AS undated FROM {self.facts} AS f JOIN c USING (page)),"
+            f" up AS ({self._upsert(changes)}),"
+            f" d AS (SELECT COALESCE(SUM((up.urls > 0)::int - (up.urls - c.n > 0)::int), 0)"
+            " AS pages, COALESCE(SUM(c.n), 0) AS urls, MAX(up.newest) AS newest,"
+            " MAX(up.changed) AS changed, COUNT(*) FILTER (WHERE o.undated) AS undated"
+            " FROM up JOIN c USING (page) LEFT JOIN o USING (page))"
         )
 
     def _body(self, changes: str, width: int, arrived: str | None = None) -> str:
-        # A trigger function's statements up to its RETURN: the pages counted and the
-        # layout's version bumped; with stored boundaries, the layout first and a full
-        # page split (see sqla_bounds).
-        bump = f"UPDATE {self.layout} SET version = version + 1;"
+        # A trigger function's statements up to its RETURN: the layout locked, the
+        # pages counted and the layout's summary and version moved; with stored
+        # boundaries, each bucket's first page opened before and a full page split
+        # after (see sqla_bounds).
+        lock = f"PERFORM 1 FROM {self.layout} FOR UPDATE;"
+        bump = (
+            f"UPDATE {self.layout} AS l SET version = l.version + 1, pages = l.pages + d.pages,"
+            " urls = l.urls + d.urls, newest = GREATEST(l.newest, d.newest),"
+            " changed = GREATEST(l.changed, d.changed), undated = l.undated - d.undated FROM d"
+        )
         if self.stored is None:
-            return f"BEGIN {self._upsert(changes)}; {bump}"
+            return f"BEGIN {lock} {self._counted(changes)} {bump};"
         split = quoted("function", f"{self.prefix}_split")
         opening = "" if arrived is None else sqla_bounds.opening(self.stored, arrived)
-        return sqla_bounds.stored_body(self._upsert(changes), bump, split, width, opening)
+        counted = (
+            f"{self._counted(changes)}, b AS ({bump} RETURNING 1)"
+            f" SELECT COALESCE(array_agg(up.page) FILTER (WHERE up.urls > {width}), '{{}}')"
+            " FROM up INTO full_;"
+        )
+        return sqla_bounds.stored_body(lock, opening, counted, split)
 
     def _split(self, width: int) -> list[str]:
         # The function that splits a full page (stored boundaries only).
@@ -285,7 +365,6 @@ class _Names:
             f"SELECT {self.page_of('r', width)} AS page, -1 AS n,"
             f" NULL::{self.date_type} AS lm FROM old_rows r{self.listed}"
         )
-        bump = f"UPDATE {self.layout} SET version = version + 1;"
         bodies = {
             "INSERT": self._body(arrived, width, f"new_rows r{self.listed}"),
             "UPDATE": self._body(f"{left} UNION ALL {arrived}", width, f"new_rows r{self.listed}"),
@@ -312,9 +391,12 @@ class _Names:
         return [
             *statements,
             f"CREATE OR REPLACE FUNCTION {function}() RETURNS trigger LANGUAGE plpgsql AS $$"
-            f" BEGIN UPDATE {self.facts} SET urls = 0,"
-            " changed = GREATEST(changed, clock_timestamp()), version = version + 1;"
-            f" {bump} RETURN NULL; END $$",
+            f" BEGIN PERFORM 1 FROM {self.layout} FOR UPDATE; WITH up AS (UPDATE {self.facts}"
+            " SET urls = 0, changed = GREATEST(changed, clock_timestamp()),"
+            " version = version + 1 RETURNING changed)"
+            f" UPDATE {self.layout} SET version = version + 1, pages = 0, urls = 0,"
+            " undated = 0, changed = GREATEST(changed, (SELECT MAX(changed) FROM up));"
+            " RETURN NULL; END $$",
             f"DROP TRIGGER IF EXISTS {trigger} ON {self.table}",
             f"CREATE TRIGGER {trigger} AFTER TRUNCATE ON {self.table}"
             f" FOR EACH STATEMENT EXECUTE FUNCTION {function}()",

@@ -13,9 +13,10 @@ from typing import Any
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from sqlalchemy import Table
+from sqlalchemy import Table, text
 from sqlalchemy.ext.asyncio import create_async_engine
 
+from sitemap_core.sources.sql.page_reads import summary_sql, utc_text
 from sitemap_core.sources.sql.sqla import AsyncSQLAlchemySource
 from sitemap_core.sources.sql.sqla import install_page_facts as install_sqla_facts
 from sitemap_core.sources.sql.sqlite import SQLiteSource, install_page_facts
@@ -136,3 +137,37 @@ def write_operations(
         ),
         max_size=max_size,
     )
+
+
+def stale_texts(db: Db, facts: str) -> list[Any]:
+    """PostgreSQL: the facts rows of ``facts`` whose kept lastmod text is not the text
+    of their dates as an index would write it from them (none on SQLite, which keeps
+    no text)."""
+    if db.engine.dialect.name != "postgresql":
+        return []
+    with db.engine.connect() as conn:
+        rows = conn.execute(
+            text(
+                f"SELECT page, lastmod_text, {utc_text('newest', 'changed')} FROM {facts}"
+                f" WHERE lastmod_text IS DISTINCT FROM {utc_text('newest', 'changed')}"
+            )
+        )
+        return list(rows)
+
+
+def kept_summary(db: Db, facts: str) -> tuple[Any, ...] | None:
+    """PostgreSQL: the summary the layout row of ``facts`` keeps (pages, rows, newest
+    date, last write, undated pages); None elsewhere."""
+    if db.engine.dialect.name != "postgresql":
+        return None
+    with db.engine.connect() as conn:
+        sql = f"SELECT pages, urls, newest, changed, undated FROM {facts}_layout"
+        return tuple(conn.execute(text(sql)).one())
+
+
+def counted_summary(db: Db, facts: str) -> tuple[Any, ...] | None:
+    """PostgreSQL: the same summary counted again from the facts rows; None elsewhere."""
+    if db.engine.dialect.name != "postgresql":
+        return None
+    with db.engine.connect() as conn:
+        return tuple(conn.execute(text(summary_sql(facts))).one())

@@ -36,8 +36,11 @@ from sitemap_core.sources.sql.sqla import SQLAlchemySource, install_page_facts
 from tests.core.sources.page_facts_helpers import (
     as_client,
     async_get,
+    counted_summary,
     examples,
     install_sqla,
+    kept_summary,
+    stale_texts,
     write_operations,
 )
 from tests.core.sources.test_sqla import ASYNC_DRIVERS, ORIGIN, Db
@@ -190,6 +193,8 @@ def test_random_writes_list_every_row_once(db: Db, ops: list[tuple[str, int, int
         got += ids
     assert len(got) == len(set(got))
     assert sorted(got) == sorted(live)
+    assert stale_texts(db, "posts_pages") == []  # kept by the splits and openings too
+    assert kept_summary(db, "posts_pages") == counted_summary(db, "posts_pages")
 
 
 @pytest.mark.parametrize("db", ["postgresql"], indirect=True)

@@ -16,7 +16,7 @@ from xsd import validate
 
 from sitemap_core import ConfigurationError
 from sitemap_core.sources.sql.sqla import SQLAlchemySource, install_page_facts
-from tests.core.sources.page_facts_helpers import async_get
+from tests.core.sources.page_facts_helpers import async_get, counted_summary, kept_summary
 from tests.core.sources.test_sqla import (
     ORIGIN,
     Db,
@@ -120,6 +120,7 @@ def test_a_bulk_write_keeps_every_count_exact(db: Db) -> None:
         page = (posts.c.id - 1) // WIDTH
         actual = {int(p): n for p, n in conn.execute(select(page, func.count()).group_by(page))}
     assert kept == actual
+    assert kept_summary(db, "posts_pages") == counted_summary(db, "posts_pages")
 
 
 def test_concurrent_writers_to_one_page_keep_its_count(
@@ -131,6 +132,20 @@ def test_concurrent_writers_to_one_page_keep_its_count(
         with db.engine.connect() as conn:
             urls = conn.execute(text("SELECT urls FROM posts_pages WHERE page = 0")).scalar()
         assert urls == 4 + 4 * 50
+        assert kept_summary(db, "posts_pages") == counted_summary(db, "posts_pages")
+
+
+def test_concurrent_writers_to_many_pages_keep_the_layouts_summary(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    for db in make_db(request, tmp_path, "postgresql"):
+        filled(db, range(1, 5), width=10)  # each writer's fifty rows cross six pages
+        add_rows_at_once(db)
+        db.write(delete(posts).where(posts.c.id.between(200, 209)))  # page 19 emptied
+        assert kept_summary(db, "posts_pages") == counted_summary(db, "posts_pages")
+        with db.engine.connect() as conn:
+            pages = conn.execute(text("SELECT pages FROM posts_pages_layout")).scalar()
+        assert pages == 1 + 4 * 6 - 1
 
 
 def add_rows(db: Db, first: int) -> None:

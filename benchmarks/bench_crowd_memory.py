@@ -26,7 +26,12 @@ the server: ``--env NAME=VALUE`` (``MALLOC_MMAP_THRESHOLD_=131072``;
 ``PROBE_PREFILL=255``: asyncio's free list of ``FutureIter`` filled after the warm-up;
 ``PROBE_CACHED=1``: the same entries from a fingerprinted sliceable, so that the crowd
 reads pages from the page cache; ``PROBE_WHOLE=1``: a cached page handed to the server
-in one message, as before).
+in one message, as before; ``PROBE_BATCH=32``: entries per batch of a render, and
+``PROBE_THREAD_BATCHES=1``: batches per hand-over from a sync source's thread;
+``PROBE_SIZE=64``: the objects of that pymalloc size class, by type, at each probe).
+``--classes`` prints, at each probe, how pymalloc's pools differ from the start's by
+size class (pools in use, bytes live and free inside them: where the crowd's fragments
+sit); ``--waiting N --lines`` breaks what N waiting requests hold down by line.
 ``--arenas`` lists, after each crowd, the objects that live in anonymous memory mapped
 since the start (the pymalloc arenas the crowd added, the new threads' maps), by type
 and, with ``--trace``, by where they were allocated; and how many of the iterators
@@ -118,6 +123,10 @@ if os.environ.get("PROBE_THREAD_BATCHES"):  # an experiment: entries per hand-ov
     import sitemap_core.sources.aio
     sitemap_core.sources.aio.THREAD_BATCHES = int(os.environ["PROBE_THREAD_BATCHES"])
 
+if os.environ.get("PROBE_BATCH"):  # an experiment: entries per batch of a render
+    import sitemap_core.serve.drive_async as drive_async
+    drive_async.aiter_body.__defaults__ = (int(os.environ["PROBE_BATCH"]), None, None)
+
 FIRST = []
 PYMALLOC = ("arenas allocated current", "bytes in allocated blocks", "bytes in available blocks")
 
@@ -149,10 +158,19 @@ def pymalloc():
         out.seek(0)
         lines = out.read().decode().splitlines()
     found = {}
+    classes = []
     for line in lines:
         name, _, value = line.lstrip("# ").partition("=")
         if name.strip() in PYMALLOC:
             found["pymalloc " + name.strip()] = int(value.strip().replace(",", ""))
+        fields = line.split()
+        if len(fields) == 5 and fields[0].isdigit():
+            size, pools, used, free = (int(x) for x in fields[1:])
+            classes.append((size, pools, used, free))
+    # By size class: pools in use, bytes live and free inside them (where fragments sit).
+    found["pymalloc classes"] = [
+        (size, pools, used * size, free * size) for size, pools, used, free in classes
+    ]
     return found
 
 
@@ -283,6 +301,22 @@ def survivors():
         f"{n} {name}" for name, n in found.most_common(40)]
 
 
+def sized(size):
+    # The objects of pymalloc's size class ``size`` among those the gc tracks and what
+    # they refer to, by type (strings by length): what fills that class.
+    import collections
+    objects = {id(o): o for o in gc.get_objects()}
+    for o in list(objects.values()):
+        for r in gc.get_referents(o):
+            objects.setdefault(id(r), r)
+    found = collections.Counter()
+    for o in objects.values():
+        if size - 16 < sys.getsizeof(o) <= size:
+            sized = f" {len(o)}" if isinstance(o, str | bytes | tuple) else ""
+            found[type(o).__qualname__ + sized] += 1
+    return [f"{n} of {size} B: {name}" for name, n in found.most_common(25)]
+
+
 SEEN = set()
 
 
@@ -321,6 +355,8 @@ def report(during=False):
     }
     if os.environ.get("PROBE_NEW") == "1":
         found["growth"] = newcomers()
+    if os.environ.get("PROBE_SIZE"):
+        found["growth"] = found.get("growth", []) + sized(int(os.environ["PROBE_SIZE"]))
     if during and tracemalloc.is_tracing():
         found["traced"] = tracemalloc.get_traced_memory()[0]
         found["growth"] = holders()
@@ -467,13 +503,16 @@ def waiting_cost(requests: int) -> None:
         waiting = [asyncio.ensure_future(ask(n)) for n in range(requests)]
         await asyncio.sleep(0.5)
         gc.collect()
-        stats = tracemalloc.take_snapshot().compare_to(before, "filename")
+        stats = tracemalloc.take_snapshot().compare_to(before, WAITING_KEY[0])
         print(
             f"objects the gc tracks per request: {(len(gc.get_objects()) - objects) / requests:.0f}"
         )
         print(f"traced per request: {sum(s.size_diff for s in stats) / requests:.0f} B")
-        for stat in stats[:12]:
-            name = stat.traceback[0].filename.rsplit("/", 2)[-1]
+        for stat in stats[: 12 if WAITING_KEY[0] == "filename" else 30]:
+            frame = stat.traceback[0]
+            name = frame.filename.rsplit("/", 2)[-1]
+            if WAITING_KEY[0] == "lineno":
+                name += f":{frame.lineno}"
             print(f"  {stat.size_diff / requests:6.0f} B  {name}")
         tracemalloc.stop()
         gate.set()
@@ -507,6 +546,34 @@ def warm(server: Server, documents: list[str], together: bool = False) -> None:
         thread.join()
 
 
+#: ``--waiting``'s grouping of what the waiting requests hold: by file, or by line.
+WAITING_KEY = ["filename"]
+
+#: pymalloc's pools by size class at the first probe, with ``--classes``.
+CLASSES: list[dict[int, tuple[int, int, int]]] = []
+
+
+def size_classes(label: str, found: list[list[int]]) -> None:
+    """Print how pymalloc's pools differ from the first probe's, by size class: pools
+    in use (16 KiB each), KB live and KB free inside them."""
+    now = {size: (pools, live, free) for size, pools, live, free in found}
+    if not CLASSES[0]:
+        CLASSES[0].update(now)
+        return
+    first = CLASSES[0]
+    moved = [
+        (size, *(now[size][i] - first.get(size, (0, 0, 0))[i] for i in range(3)))
+        for size in now
+        if now[size][0] != first.get(size, (0, 0, 0))[0]
+    ]
+    pools, live, free = (sum(row[i] for row in moved) for i in (1, 2, 3))
+    print(
+        f"  {label}: pymalloc pools {pools:+d} ({pools * 16} KiB), live {live / 1000:+.0f} KB,"
+        f" free in them {free / 1000:+.0f} KB; by size class (pools / KB live / KB free): "
+        + ", ".join(f"{s} B {p:+d} / {lv / 1000:+.0f} / {f / 1000:+.0f}" for s, p, lv, f in moved)
+    )
+
+
 def probe(server: Server, label: str, during: bool = False) -> str:
     """A table row: RSS and what /memory says now (``during``: no collection first,
     and tracemalloc's largest holders rather than its growth)."""
@@ -519,6 +586,8 @@ def probe(server: Server, label: str, during: bool = False) -> str:
     traced = f"{found['traced'] / mib:.2f}" if "traced" in found else "-"
     for line in found.get("growth", []):
         print(f"  {label}: {line}")
+    if CLASSES:
+        size_classes(label, found["pymalloc classes"])
     if found.get("garbage") is not None:
         print(f"  {label}: {found['garbage']:,} objects in cycles freed by the probe's collection")
     return (
@@ -595,7 +664,19 @@ def main(argv: list[str] | None = None) -> int:
         default=0,
         help="in-process: what this many requests waiting at once for shared walks hold",
     )
+    parser.add_argument(
+        "--lines", action="store_true", help="--waiting: what they hold by line, not by file"
+    )
+    parser.add_argument(
+        "--classes",
+        action="store_true",
+        help="pymalloc's pools by size class at each probe, against the first",
+    )
     args = parser.parse_args(argv)
+    if args.classes:
+        CLASSES.append({})
+    if args.lines:
+        WAITING_KEY[0] = "lineno"
     if args.waiting:
         waiting_cost(args.waiting)
         return 0

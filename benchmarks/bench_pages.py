@@ -19,8 +19,8 @@ medians of ``--repeat`` runs, contenders in turn:
 * memory: the peak (tracemalloc) of a fresh process's index, and what the process
   keeps after it; target: the same at ten and a hundred million rows;
 * what the triggers add to writes: single-row INSERT, UPDATE and DELETE (each its own
-  transaction) with the triggers and with them disabled, and a 1,000,000-row bulk
-  INSERT and DELETE; target: single rows within 2x of the bare write.
+  transaction) with the triggers and with them disabled, in alternating rounds, and a
+  1,000,000-row bulk INSERT and DELETE; target: single rows within 2x of the bare write.
 
 Run from the repository root (about 1 minute at ten million rows; a hundred million
 rows take about 6 minutes and 20 GB of disk on two cores)::
@@ -80,6 +80,8 @@ from sitemap_core.sources.sql.sqla import SQLAlchemySource, install_page_facts  
 WIDTH = MAX_URLS_PER_SITEMAP
 #: Single-row writes timed per kind, with and without the triggers.
 SINGLE_WRITES = 300
+#: Alternating rounds those writes are measured in, with and without the triggers.
+SINGLE_ROUNDS = 3
 BULK_ROWS = 1_000_000
 
 
@@ -168,12 +170,28 @@ class Writer:
         row = self.conn.execute("SELECT MIN(id) FROM posts WHERE id >= 100").fetchone()
         return int(row[0]) if row and row[0] is not None else 100
 
-    def singles(self, triggers: bool) -> dict[str, float]:
-        """Median seconds of one INSERT, UPDATE and DELETE, with or without triggers."""
+    def singles(self) -> dict[str, dict[str, float]]:
+        """Median seconds of one INSERT, UPDATE and DELETE with the triggers and without
+        them (``"with"`` and ``"bare"``), the two measured in alternating rounds of
+        :data:`SINGLE_ROUNDS`, so that the machine's drift weighs on both alike."""
+        times: dict[str, dict[str, list[float]]] = {
+            side: {"insert": [], "update": [], "delete": []} for side in ("with", "bare")
+        }
+        for _ in range(SINGLE_ROUNDS):
+            for side in ("with", "bare"):
+                self._single_round(side == "with", times[side])
+        return {
+            side: {kind: statistics.median(values) for kind, values in kinds.items()}
+            for side, kinds in times.items()
+        }
+
+    def _single_round(self, triggers: bool, times: dict[str, list[float]]) -> None:
+        # SINGLE_WRITES / SINGLE_ROUNDS rows inserted and updated, then deleted, one
+        # statement (and transaction) each.
         self.conn.execute(f"ALTER TABLE posts {'ENABLE' if triggers else 'DISABLE'} TRIGGER USER")
-        times: dict[str, list[float]] = {"insert": [], "update": [], "delete": []}
         first = self.next_key
-        for key in range(first, first + SINGLE_WRITES):
+        keys = range(first, first + SINGLE_WRITES // SINGLE_ROUNDS)
+        for key in keys:
             times["insert"].append(
                 _clock(
                     lambda k=key: self.conn.execute(
@@ -188,12 +206,11 @@ class Writer:
                     )
                 )
             )
-        for key in range(first, first + SINGLE_WRITES):
+        for key in keys:
             times["delete"].append(
                 _clock(lambda k=key: self.conn.execute("DELETE FROM posts WHERE id = %s", (k,)))
             )
         self.conn.execute("ALTER TABLE posts ENABLE TRIGGER USER")
-        return {kind: statistics.median(values) for kind, values in times.items()}
 
     def bulk(self, triggers: bool) -> dict[str, float]:
         """Seconds of a 1,000,000-row INSERT ... SELECT and of its DELETE."""
@@ -308,9 +325,10 @@ def measure(url: str, rows: int, repeat: int, reuse: bool = False) -> dict[str, 
     }
     results["index_peak_bytes"] = statistics.median(peaks)
     results["index_kept_bytes"] = statistics.median(kept)
+    singles = writer.singles()
     results["writes_s"] = {
-        "single_with_triggers": writer.singles(True),
-        "single_bare": writer.singles(False),
+        "single_with_triggers": singles["with"],
+        "single_bare": singles["bare"],
         "bulk_with_triggers": writer.bulk(True),
         "bulk_bare": writer.bulk(False),
     }

@@ -564,3 +564,91 @@ def test_stored_bounds_random_statements_list_every_row_once(my: Db, mariadb: Ma
         assert max(counts.values(), default=0) <= bounds.WIDTH
         assert sum(counts.values()) == len(bounds.stored_slugs(my))
     stored_counts_exact(my)
+
+
+# Date buckets: a key that begins with its date (``news.path``), by the documented
+# statements at the width of test_sqla_bounds.
+
+
+def documented_months(db: Db, mariadb: MariaDB) -> Any:
+    """The newsroom of test_sqla_bounds (eight articles a month, January to March
+    2026) with the documented date buckets; the client of a site serving them."""
+    with db.engine.begin() as conn:
+        bounds.news.metadata.create_all(conn)
+        conn.execute(insert(bounds.news), NEWSROOM)
+    script = DOCUMENTED["mysql-month-buckets.sql"].replace("50000", str(bounds.WIDTH))
+    mariadb.client(script)
+    db.clear()
+    return pages_client(
+        SQLAlchemySource(
+            db.engine,
+            bounds.news,
+            key="path",
+            lastmod="updated_at",
+            build=f"{bounds.ORIGIN}/a/{{path}}",
+            page_facts="news_pages",
+        )
+    )
+
+
+#: The newsroom's rows (as test_sqla_bounds.newsroom writes them).
+NEWSROOM = [
+    {"path": f"2026-{m:02d}-{d:02d}/story-{i}", "updated_at": day(d)}
+    for m in (1, 2, 3)
+    for d in (1, 2, 3, 4)
+    for i in (1, 2)
+]
+
+
+def test_documented_month_buckets_serve_what_sqlite_serves(
+    my: Db, mariadb: MariaDB, lite: Db
+) -> None:
+    expected_client = bounds.newsroom(lite)
+    client = documented_months(my, mariadb)
+    assert documents(client) == documents(expected_client)
+    assert bounds.months(client) == {f"/sitemap-posts-{n}.xml": [f"2026-0{n}"] for n in (1, 2, 3)}
+    # The same writes (a new month, an earlier one, rows into a month that splits
+    # it) leave the same pages on either side.
+    statements = [
+        insert(bounds.news).values(path="2026-04-01/april", updated_at=day(5)),
+        insert(bounds.news).values(path="2025-12-31/old", updated_at=day(5)),
+        *(
+            insert(bounds.news).values(path=f"2026-02-09/more-{i:02d}", updated_at=day(9))
+            for i in range(25)
+        ),
+        delete(bounds.news).where(bounds.news.c.path == "2026-01-02/story-1"),
+    ]
+    for statement in statements:
+        for db in (lite, my):
+            db.write(statement)
+    got, want = documents(client), documents(expected_client)
+    assert list(got) == list(want)
+    assert all(got[path] == want[path] for path in got if path != "/sitemap.xml")
+    assert all(len(m) == 1 for m in bounds.months(client).values())
+    with my.engine.connect() as conn:
+        urls = [n for (n,) in conn.execute(text("SELECT urls FROM news_pages WHERE urls > 0"))]
+        stored = sorted(conn.execute(select(bounds.news.c.path)).scalars())
+    assert max(urls) <= bounds.WIDTH and sum(urls) == len(stored) == 24 + 2 + 25 - 1
+
+
+@pytest.mark.parametrize(
+    ("path", "changed"),
+    [
+        ("2026-03-05/new", ["/sitemap-posts-3.xml"]),
+        ("2026-02-05/late", ["/sitemap-posts-2.xml"]),
+        ("2026-04-01/april", []),
+        ("2025-12-31/old", []),
+    ],
+    ids=["this-month", "past-month", "new-month", "earlier-month"],
+)
+def test_documented_month_buckets_one_write_changes_one_page(
+    my: Db, mariadb: MariaDB, path: str, changed: list[str]
+) -> None:
+    client = documented_months(my, mariadb)
+    index, tags = snapshot(client.get)
+    my.write(insert(bounds.news).values(path=path, updated_at=day(5)))
+    index_after, tags_after = snapshot(client.get)
+    assert differing(tags, tags_after, tags) == changed
+    assert differing(index, index_after, index) == changed
+    added = {p: m for p, m in bounds.months(client).items() if p not in index}
+    assert list(added.values()) == ([] if changed else [[path[:7]]])

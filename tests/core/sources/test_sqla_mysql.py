@@ -652,3 +652,14 @@ def test_documented_month_buckets_one_write_changes_one_page(
     assert differing(index, index_after, index) == changed
     added = {p: m for p, m in bounds.months(client).items() if p not in index}
     assert list(added.values()) == ([] if changed else [[path[:7]]])
+
+
+def test_the_async_source_serves_the_same_stored_bounds(my: Db, mariadb: MariaDB) -> None:
+    client = bounds_client(documented_bounds(my, mariadb, range(0, 100, 2)))
+    for i in range(6):  # and a page split
+        my.write(insert(bounds.articles).values(slug=f"a0022-{i}", updated_at=day(i)))
+    expected = documents(client)
+    assert len(expected) == 12
+    my.async_url = mariadb.url.replace("mysql+pymysql", "mysql+aiomysql")
+    with async_get(my, bounds.articles, bounds.WIDTH, **bounds.READ) as get:
+        assert {path: get(path).data for path in expected} == expected

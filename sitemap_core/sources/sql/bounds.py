@@ -34,10 +34,11 @@ PostgreSQL's functions are in :mod:`.sqlite_bounds` and :mod:`.sqla_bounds`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sitemap_core.errors import ConfigurationError
-from sitemap_core.sources.sql.names import quoted
+from sitemap_core.sources.sql.names import double_quoted, quoted
 
 __all__ = [
     "BUCKETS",
@@ -96,9 +97,10 @@ def kind_of(stored_bounds: bool, month_buckets: bool | str, key: str) -> str:
     return STORED if stored_bounds else RANGES
 
 
-def bounds_table(facts: str) -> str:
-    """The quoted name of the boundaries table of the page facts ``facts``."""
-    return quoted("facts", f"{facts}_bounds")
+def bounds_table(facts: str, quote: Callable[[str], str] = double_quoted) -> str:
+    """The name of the boundaries table of the page facts ``facts``, quoted by
+    ``quote`` (the dialect's: backticks on MySQL)."""
+    return quoted("facts", f"{facts}_bounds", quote)
 
 
 def stored_page(start: int, stop: int) -> int | None:
@@ -162,16 +164,17 @@ class StoredBounds:
         lastmod: str | None = None,
         condition: str = "",
         bucket: int = 0,
+        quote: Callable[[str], str] = double_quoted,
     ) -> StoredBounds:
         """The stored boundaries of the page facts ``facts`` of ``table`` by ``key``
-        (plain names, quoted here)."""
+        (plain names, quoted here by ``quote``, the dialect's)."""
         return cls(
-            quoted("table", table),
-            quoted("key", key),
-            quoted("facts", facts),
-            quoted("facts", f"{facts}_layout"),
-            bounds_table(facts),
-            None if lastmod is None else quoted("lastmod", lastmod),
+            quoted("table", table, quote),
+            quoted("key", key, quote),
+            quoted("facts", facts, quote),
+            quoted("facts", f"{facts}_layout", quote),
+            bounds_table(facts, quote),
+            None if lastmod is None else quoted("lastmod", lastmod, quote),
             condition,
             bucket,
         )

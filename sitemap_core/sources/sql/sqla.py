@@ -220,7 +220,7 @@ class _Base(Generic[_E]):
         quote = engine.dialect.identifier_preparer.quote_identifier
         self._page_facts = None if page_facts is None else PageFacts(page_facts, quote)
         #: What reads a page of stored boundaries (see sqla_bounds).
-        self._stored = sqla_bounds.reader(table, key, page_facts)
+        self._stored = sqla_bounds.reader(table, key, page_facts, quote)
         #: Date buckets on a column, when the facts' layout names them (see _noted).
         self._dated: DateBounds | None = None
         self._engine_dialect = engine.dialect.name

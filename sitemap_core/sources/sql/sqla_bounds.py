@@ -17,6 +17,7 @@ error, to retry, rather than a miscounted page).
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -219,17 +220,20 @@ def _collated(conn: Connection, table: str, key: str, key_sql: str) -> str:
     return key_sql if collation is None else f"{key_sql} COLLATE {quoted('collation', collation)}"
 
 
-def reader(table: object, key: object, facts: str | None) -> StoredBounds | None:
+def reader(
+    table: object, key: object, facts: str | None, quote: Callable[[str], str]
+) -> StoredBounds | None:
     """The stored boundaries a source of ``table`` by ``key`` reads its pages of
-    stored boundaries with (None without page facts, or when ``table`` is not a
-    named table and ``key`` a named column of it: such pages are then refused)."""
+    stored boundaries with, names quoted by ``quote`` (the dialect's: backticks on
+    MySQL); None without page facts, or when ``table`` is not a named table and
+    ``key`` a named column of it: such pages are then refused."""
     name = getattr(table, "name", None)
     column = key if isinstance(key, str) else getattr(key, "name", None)
     if facts is None or not isinstance(name, str) or not isinstance(column, str):
         return None
     if not (IDENTIFIER.fullmatch(name) and IDENTIFIER.fullmatch(column)):
         return None
-    return StoredBounds.of(name, column, facts)
+    return StoredBounds.of(name, column, facts, quote=quote)
 
 
 def dated_reader(stored: StoredBounds | None, kind: str, dialect: str) -> DateBounds | None:

@@ -11,6 +11,8 @@ must change what the facts promise.
 
 from __future__ import annotations
 
+import random
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +24,7 @@ from hypothesis import strategies as st
 from lxml import etree
 from mariadb import MariaDB
 from sqlalchemy import create_engine, delete, func, insert, select, text, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, OperationalError
 
 from sitemap_core import ConfigurationError
 from sitemap_core.sources.sql.sqla import (
@@ -30,9 +32,11 @@ from sitemap_core.sources.sql.sqla import (
     install_page_facts,
     install_version_triggers,
 )
+from tests.core.sources import test_sqla_bounds as bounds
 from tests.core.sources.page_facts_helpers import async_get, differing, examples
 from tests.core.sources.test_sqla import Db, day, make_db, metadata, posts, source
 from tests.core.sources.test_sqla_pages import READ, add_rows_at_once, filled, snapshot
+from tests.core.sources.test_sqla_pages import flask_client as pages_client
 
 #: The documentation's MySQL statements, by the file name each block is marked with.
 DOCUMENTED = {
@@ -342,3 +346,320 @@ def test_the_async_source_serves_the_same_documents(my: Db, mariadb: MariaDB) ->
     with async_get(my, posts, WIDTH, **READ) as get:
         got = {path: get(path).data for path in expected}
         assert got == expected
+
+
+# Stored boundaries: a text key (``articles.slug``), by the documented statements at
+# the width of test_sqla_bounds (the documented 50,000 replaced by 10).
+
+
+def documented_bounds(db: Db, mariadb: MariaDB, keys: Any) -> Db:
+    """``articles`` with the slugs of ``keys``, and the documented stored boundaries
+    over it, pages at most 10 rows wide."""
+    with db.engine.begin() as conn:
+        bounds.metadata.create_all(conn)
+        rows = [{"slug": bounds.slug(i), "updated_at": day(i)} for i in keys]
+        if rows:
+            conn.execute(insert(bounds.articles), rows)
+    script = DOCUMENTED["mysql-stored-bounds.sql"].replace("50000", str(bounds.WIDTH))
+    mariadb.client(script)
+    db.clear()
+    return db
+
+
+#: The child sitemaps of ten pages of stored boundaries.
+PAGES_OF_TEN = [f"/sitemap-posts-{n}.xml" for n in range(1, 11)]
+
+
+def bounds_client(db: Db) -> Any:
+    return pages_client(bounds.source(db))
+
+
+@pytest.mark.parametrize("ansi_quotes", [False, True], ids=["default-mode", "ansi-quotes"])
+def test_documented_stored_bounds_serve_what_sqlite_serves(
+    mariadb: MariaDB, lite: Db, ansi_quotes: bool
+) -> None:
+    keys = range(0, 100, 2)  # ten pages of five: each takes five inserts before it splits
+    expected_client = bounds_client(bounds.filled(lite, keys))
+    expected = documents(expected_client)
+    assert len(expected) == 11
+    for db in mysql_db(mariadb, ansi_quotes=ansi_quotes):
+        stored_bounds_match(db, mariadb, lite, expected_client)
+
+
+def stored_bounds_match(my: Db, mariadb: MariaDB, lite: Db, expected_client: Any) -> None:
+    """The documented stored boundaries on ``my`` serve what ``lite`` serves for the
+    same rows (those of ``expected_client``), before and after the same writes."""
+    expected = documents(expected_client)
+    client = bounds_client(documented_bounds(my, mariadb, range(0, 100, 2)))
+    assert documents(client) == expected
+    assert bounds.page_urls(my) == bounds.page_urls(lite) == dict.fromkeys(range(10), 5)
+    # The same writes, on either side, leave the same documents (no page split).
+    for statement in (
+        insert(bounds.articles).values(slug="a0027b", updated_at=day(1)),
+        delete(bounds.articles).where(bounds.articles.c.slug == bounds.slug(12)),
+    ):
+        for db in (lite, my):
+            db.write(statement)
+        # The pages alike (the index's lastmods are each database's write times).
+        got, want = documents(client), documents(expected_client)
+        assert list(got) == list(want)
+        assert all(got[path] == want[path] for path in PAGES_OF_TEN)
+    assert bounds.served(client) == bounds.stored_slugs(my)
+
+
+@pytest.mark.parametrize(
+    ("statement", "changed"),
+    [
+        (delete(bounds.articles).where(bounds.articles.c.slug == "a0024"), "/sitemap-posts-3.xml"),
+        (
+            update(bounds.articles)
+            .where(bounds.articles.c.slug == "a0006")
+            .values(updated_at=day(9)),
+            "/sitemap-posts-1.xml",
+        ),
+        (
+            insert(bounds.articles).values(slug="a0054b", updated_at=day(1)),
+            "/sitemap-posts-6.xml",
+        ),
+    ],
+    ids=["delete", "update", "insert"],
+)
+def test_stored_bounds_one_write_changes_one_page(
+    my: Db, mariadb: MariaDB, statement: Any, changed: str
+) -> None:
+    client = bounds_client(documented_bounds(my, mariadb, range(0, 100, 2)))
+    index, tags = snapshot(client.get)
+    my.write(statement)
+    index_after, tags_after = snapshot(client.get)
+    assert differing(tags, tags_after, tags) == [changed]
+    assert differing(index, index_after, index) == [changed]
+    assert bounds.served(client) == bounds.stored_slugs(my)
+
+
+def test_stored_bounds_a_full_page_splits(my: Db, mariadb: MariaDB) -> None:
+    client = bounds_client(documented_bounds(my, mariadb, range(0, 100, 2)))
+    index, tags = snapshot(client.get)
+    # Six rows into page 3 (keys a0020 to a0028): the sixth fills it past the width.
+    for i in range(6):
+        my.write(insert(bounds.articles).values(slug=f"a0022-{i}", updated_at=day(i)))
+    index_after, tags_after = snapshot(client.get)
+    assert bounds.page_urls(my) == {**dict.fromkeys(range(10), 5), 2: 6, 10: 5}
+    new = "/sitemap-posts-11.xml"
+    assert differing(tags, tags_after, tags) == ["/sitemap-posts-3.xml"]
+    assert set(index_after) - set(index) == {new}
+    assert differing(index, index_after, index) == ["/sitemap-posts-3.xml"]
+    slugs = bounds.stored_slugs(my)
+    assert bounds.served(client) == slugs[:16] + slugs[21:] + slugs[16:21]
+    assert locs(client.get(new).data) == [
+        f"{bounds.ORIGIN}/a/{s}" for s in ("a0022-4", "a0022-5", "a0024", "a0026", "a0028")
+    ]
+
+
+def stored_counts_exact(db: Db) -> None:
+    """Every page's kept count is the number of rows in its range, no page is over the
+    width, and the pages list every row exactly once."""
+    with db.engine.connect() as conn:
+        actual = conn.execute(
+            text(
+                "SELECT b.page, COUNT(*) FROM articles AS a JOIN articles_pages_bounds AS b"
+                " ON (b.low IS NULL OR a.slug >= b.low) AND (b.high IS NULL OR a.slug < b.high)"
+                " GROUP BY b.page"
+            )
+        ).all()
+    kept = bounds.page_urls(db)
+    assert kept == {int(p): int(n) for p, n in actual}
+    assert max(kept.values()) <= bounds.WIDTH
+    listed = bounds.served(bounds_client(db))
+    assert sorted(listed) == bounds.stored_slugs(db) and len(set(listed)) == len(listed)
+
+
+def test_stored_bounds_bulk_writes_keep_every_count_exact(my: Db, mariadb: MariaDB) -> None:
+    documented_bounds(my, mariadb, range(0, 40, 4))  # two pages of five
+    articles = bounds.articles
+    with my.engine.begin() as conn:
+        conn.execute(
+            insert(articles),
+            [{"slug": f"a0002-{i:03d}", "updated_at": day(i)} for i in range(97)],
+        )
+    stored_counts_exact(my)
+    assert sum(bounds.page_urls(my).values()) == 107
+    my.write(delete(articles).where(articles.c.slug.like("a0002-01%")))
+    my.write(update(articles).where(articles.c.slug.like("a0002-02%")).values(updated_at=day(3)))
+    # Keys moved: each row leaves its page and arrives on the last range, which splits.
+    my.write(
+        update(articles)
+        .where(articles.c.slug.like("a0002-03%"))
+        .values(slug=func.concat("z", articles.c.slug))
+    )
+    stored_counts_exact(my)
+    assert sum(bounds.page_urls(my).values()) == len(bounds.stored_slugs(my)) == 97
+
+
+def test_stored_bounds_from_an_empty_table(my: Db, mariadb: MariaDB, lite: Db) -> None:
+    documented_bounds(my, mariadb, [])
+    with lite.engine.begin() as conn:
+        bounds.metadata.create_all(conn)
+    bounds.install(lite)
+    for i in range(25):
+        for db in (lite, my):
+            db.write(insert(bounds.articles).values(slug=bounds.slug(i), updated_at=day(i)))
+    stored_counts_exact(my)
+    # Each page split as it passed the width, as on SQLite.
+    assert bounds.page_urls(my) == bounds.page_urls(lite) == {0: 6, 1: 6, 2: 6, 3: 7}
+    assert bounds.served(bounds_client(my)) == bounds.served(bounds_client(lite))
+
+
+def test_stored_bounds_concurrent_writers_that_split_keep_every_count(
+    my: Db, mariadb: MariaDB
+) -> None:
+    documented_bounds(my, mariadb, range(0, 40, 4))  # two pages of five
+    deadlocks: list[Exception] = []
+    threads = [
+        threading.Thread(target=add_articles, args=(my, prefix, deadlocks)) for prefix in "0123"
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert all("1213" in str(exc) for exc in deadlocks), deadlocks
+    stored_counts_exact(my)
+    assert sum(bounds.page_urls(my).values()) == 10 + 4 * 30
+
+
+def add_articles(db: Db, prefix: str, deadlocks: list[Exception]) -> None:
+    """Thirty rows into the first pages, each in a transaction of its own, retried when
+    InnoDB undid it to end a deadlock (noted in ``deadlocks``)."""
+    for i in range(30):
+        row = insert(bounds.articles).values(slug=f"a000{prefix}-{i:02d}", updated_at=day(i))
+        for _ in range(20):
+            try:
+                db.write(row)
+                break
+            except OperationalError as exc:
+                deadlocks.append(exc)
+
+
+def test_stored_bounds_random_statements_list_every_row_once(my: Db, mariadb: MariaDB) -> None:
+    """Seeded random statements of many rows each: after each, every page's count
+    right and none over the width; at the end every row listed once."""
+    documented_bounds(my, mariadb, range(0, 200, 7))
+    articles, slug = bounds.articles, bounds.slug
+    rng = random.Random(21)
+    for _ in range(25):
+        low = rng.randrange(200)
+        picked = articles.c.slug.between(slug(low), slug(low + rng.randrange(1, 40)))
+        statement = {
+            "insert": insert(articles).prefix_with("IGNORE"),
+            "delete": delete(articles).where(picked),
+            "rename": update(articles).where(picked).values(slug=func.concat(articles.c.slug, "r")),
+            "date": update(articles).where(picked).values(updated_at=day(2)),
+        }[kind := rng.choice(["insert", "delete", "rename", "date"])]
+        with my.engine.begin() as conn:
+            if kind == "insert":
+                fresh = [f"{slug(rng.randrange(200))}-{rng.randrange(99)}" for _ in range(30)]
+                conn.execute(statement, [{"slug": s, "updated_at": day(1)} for s in fresh])
+            else:
+                conn.execute(statement)
+        counts = bounds.page_urls(my)
+        assert max(counts.values(), default=0) <= bounds.WIDTH
+        assert sum(counts.values()) == len(bounds.stored_slugs(my))
+    stored_counts_exact(my)
+
+
+# Date buckets: a key that begins with its date (``news.path``), by the documented
+# statements at the width of test_sqla_bounds.
+
+
+def documented_months(db: Db, mariadb: MariaDB) -> Any:
+    """The newsroom of test_sqla_bounds (eight articles a month, January to March
+    2026) with the documented date buckets; the client of a site serving them."""
+    with db.engine.begin() as conn:
+        bounds.news.metadata.create_all(conn)
+        conn.execute(insert(bounds.news), NEWSROOM)
+    script = DOCUMENTED["mysql-month-buckets.sql"].replace("50000", str(bounds.WIDTH))
+    mariadb.client(script)
+    db.clear()
+    return pages_client(
+        SQLAlchemySource(
+            db.engine,
+            bounds.news,
+            key="path",
+            lastmod="updated_at",
+            build=f"{bounds.ORIGIN}/a/{{path}}",
+            page_facts="news_pages",
+        )
+    )
+
+
+#: The newsroom's rows (as test_sqla_bounds.newsroom writes them).
+NEWSROOM = [
+    {"path": f"2026-{m:02d}-{d:02d}/story-{i}", "updated_at": day(d)}
+    for m in (1, 2, 3)
+    for d in (1, 2, 3, 4)
+    for i in (1, 2)
+]
+
+
+def test_documented_month_buckets_serve_what_sqlite_serves(
+    my: Db, mariadb: MariaDB, lite: Db
+) -> None:
+    expected_client = bounds.newsroom(lite)
+    client = documented_months(my, mariadb)
+    assert documents(client) == documents(expected_client)
+    assert bounds.months(client) == {f"/sitemap-posts-{n}.xml": [f"2026-0{n}"] for n in (1, 2, 3)}
+    # The same writes (a new month, an earlier one, rows into a month that splits
+    # it) leave the same pages on either side.
+    statements = [
+        insert(bounds.news).values(path="2026-04-01/april", updated_at=day(5)),
+        insert(bounds.news).values(path="2025-12-31/old", updated_at=day(5)),
+        *(
+            insert(bounds.news).values(path=f"2026-02-09/more-{i:02d}", updated_at=day(9))
+            for i in range(25)
+        ),
+        delete(bounds.news).where(bounds.news.c.path == "2026-01-02/story-1"),
+    ]
+    for statement in statements:
+        for db in (lite, my):
+            db.write(statement)
+    got, want = documents(client), documents(expected_client)
+    assert list(got) == list(want)
+    assert all(got[path] == want[path] for path in got if path != "/sitemap.xml")
+    assert all(len(m) == 1 for m in bounds.months(client).values())
+    with my.engine.connect() as conn:
+        urls = [n for (n,) in conn.execute(text("SELECT urls FROM news_pages WHERE urls > 0"))]
+        stored = sorted(conn.execute(select(bounds.news.c.path)).scalars())
+    assert max(urls) <= bounds.WIDTH and sum(urls) == len(stored) == 24 + 2 + 25 - 1
+
+
+@pytest.mark.parametrize(
+    ("path", "changed"),
+    [
+        ("2026-03-05/new", ["/sitemap-posts-3.xml"]),
+        ("2026-02-05/late", ["/sitemap-posts-2.xml"]),
+        ("2026-04-01/april", []),
+        ("2025-12-31/old", []),
+    ],
+    ids=["this-month", "past-month", "new-month", "earlier-month"],
+)
+def test_documented_month_buckets_one_write_changes_one_page(
+    my: Db, mariadb: MariaDB, path: str, changed: list[str]
+) -> None:
+    client = documented_months(my, mariadb)
+    index, tags = snapshot(client.get)
+    my.write(insert(bounds.news).values(path=path, updated_at=day(5)))
+    index_after, tags_after = snapshot(client.get)
+    assert differing(tags, tags_after, tags) == changed
+    assert differing(index, index_after, index) == changed
+    added = {p: m for p, m in bounds.months(client).items() if p not in index}
+    assert list(added.values()) == ([] if changed else [[path[:7]]])
+
+
+def test_the_async_source_serves_the_same_stored_bounds(my: Db, mariadb: MariaDB) -> None:
+    client = bounds_client(documented_bounds(my, mariadb, range(0, 100, 2)))
+    for i in range(6):  # and a page split
+        my.write(insert(bounds.articles).values(slug=f"a0022-{i}", updated_at=day(i)))
+    expected = documents(client)
+    assert len(expected) == 12
+    my.async_url = mariadb.url.replace("mysql+pymysql", "mysql+aiomysql")
+    with async_get(my, bounds.articles, bounds.WIDTH, **bounds.READ) as get:
+        assert {path: get(path).data for path in expected} == expected

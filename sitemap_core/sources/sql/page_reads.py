@@ -14,7 +14,9 @@ On PostgreSQL, when the dates are ``timestamp with time zone`` (the type the
 documentation's tables use), each page's facts row keeps its lastmod as the text the
 sitemap carries, in UTC (the later of its newest row and its last write; see
 :func:`utc_text`), written with the row by the database, so an index reads a plain
-text column: no datetime read or formatted per page, no text made per request.
+text column: no datetime read or formatted per page, no text made per request. A
+session in another time zone has each page's text written in its zone instead, per
+page, as the page's own path writes its dates (see :func:`session_text`).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from sitemap_core.sources.sql.bounds import RANGES
 from sitemap_core.sources.sql.names import double_quoted, quoted
 from sitemap_core.sources.sql.sqlite_pages import PageFacts, later
 
-__all__ = ["LASTMOD_TEXT", "PageReads", "StablePages", "summary_sql", "utc_text"]
+__all__ = ["LASTMOD_TEXT", "PageReads", "StablePages", "session_text", "summary_sql", "utc_text"]
 
 #: The type of the facts' dates for which PostgreSQL keeps the lastmod text.
 _ZONED = "timestamp with time zone"
@@ -47,6 +49,34 @@ def utc_text(newest: str, changed: str) -> str:
         f"CASE WHEN NOT isfinite({newest}) THEN {newest}::text"
         f" ELSE replace({day_time}, '.000000', '') || '+00:00' END"
     )
+
+
+def session_text(newest: str, changed: str) -> str:
+    """PostgreSQL: a page's lastmod text written per page, for facts without the kept
+    text or a session not in UTC: what the page's own path writes of the datetime the
+    driver reads, in the session's zone; an offset with seconds (a zone's local mean
+    time before about 1940) in UTC, as :func:`normalise_lastmod` writes such a
+    datetime, and an infinite newest as its name (see :func:`utc_text`)."""
+    moment = f"GREATEST({newest}, {changed})"
+    local = f"replace(to_char({moment}, 'YYYY-MM-DD\"T\"HH24:MI:SS.USTZH:TZM'), '.000000', '')"
+    return (
+        f"CASE WHEN NOT isfinite({newest}) OR extract(timezone FROM {moment})::int % 60 <> 0"
+        f" THEN {utc_text(newest, changed)} ELSE {local} END"
+    )
+
+
+#: The names of a session time zone that is UTC at every instant (lower case): the
+#: kept text is then what the session's own text would be.
+_UTC_ZONES = frozenset(
+    f"{area}{name}"
+    for area in ("", "etc/")
+    for name in ("utc", "uct", "gmt", "gmt0", "gmt+0", "gmt-0", "universal", "zulu", "greenwich")
+)
+
+
+def _in_utc(zone: object) -> bool:
+    # Whether current_setting('TimeZone') names a zone that is always UTC.
+    return str(zone).lower() in _UTC_ZONES
 
 
 def summary_sql(facts: str) -> str:
@@ -106,7 +136,7 @@ class PageReads:
         # needs no catalogue either).
         zoned = (
             f", pg_typeof(MAX(newest))::text, (SELECT (to_jsonb(k) -> '{LASTMOD_TEXT}')"
-            f" IS NOT NULL FROM {f} AS k LIMIT 1)"
+            f" IS NOT NULL FROM {f} AS k LIMIT 1), current_setting('TimeZone')"
             if dialect == "postgresql"
             else ""
         )
@@ -129,7 +159,9 @@ class PageReads:
         #: gave it (the summary it keeps, its lastmod text), so that an index reads its
         #: validators and its summary in one statement; None elsewhere.
         self.layout_sql = (
-            f"SELECT to_jsonb(l) FROM {layout} AS l" if dialect == "postgresql" else None
+            f"SELECT to_jsonb(l), current_setting('TimeZone') FROM {layout} AS l"
+            if dialect == "postgresql"
+            else None
         )
 
     def layout(self, rows: list[Any]) -> tuple[list[Any], Summary | None]:
@@ -137,18 +169,21 @@ class PageReads:
         the summary the layout keeps (None: facts of an earlier version)."""
         if not rows:
             return rows, None
-        fields = rows[0][0]
+        fields, zone = rows[0][:2]
         names = ("epoch", "version", "width", "condition", "kind")
         row = tuple(fields.get(name, "") for name in names)
-        return [row], None if fields.get("pages") is None else self._kept(fields)
+        return [row], None if fields.get("pages") is None else self._kept(fields, _in_utc(zone))
 
-    def _kept(self, fields: dict[str, Any]) -> Summary:
-        # The layout's summary; zoned dates have its lastmod text (which is then the
-        # pages' too): the core checks it (an infinite date is refused there).
-        if LASTMOD_TEXT in fields:
-            self._zoned(True)
+    def _kept(self, fields: dict[str, Any], utc: bool) -> Summary:
+        # The layout's summary. Zoned dates have its lastmod text (which is then the
+        # pages' too), in UTC: read as it is in a UTC session (the core checks it: an
+        # infinite date is refused there), else each written in the session's zone.
+        zoned = LASTMOD_TEXT in fields
+        if zoned:
+            self._zoned(utc)
+        if zoned and utc:
             lastmod = fields[LASTMOD_TEXT]
-        else:
+        else:  # JSON's texts of the dates, in the session's zone
             lastmod = later(fields["newest"], fields["changed"])
         if not fields["pages"]:
             return Summary(0, 0)
@@ -167,7 +202,7 @@ class PageReads:
         zoned dates, the pages are read with their lastmod text from then on."""
         pages, urls, newest, changed, undated, width = row[:6]
         if row[6:7] == (_ZONED,):
-            self._zoned(bool(row[7]))
+            self._zoned(bool(row[7]) and _in_utc(row[8]))
         if not pages:
             return Summary(0, 0)
         lastmod = None if undated else later(newest, changed)
@@ -176,9 +211,10 @@ class PageReads:
     def _zoned(self, kept: bool) -> None:
         # The dates are zoned: each page's lastmod is read as text from now on, in a
         # row of the page's own columns first, then the layout's (no column the page
-        # does not need: each costs the driver a value per page). Facts of an earlier
-        # version have no kept text: PostgreSQL writes it per page then.
-        lastmod = f"f.{LASTMOD_TEXT}" if kept else utc_text("f.newest", "f.changed")
+        # does not need: each costs the driver a value per page). The kept text, in a
+        # UTC session; else (facts of an earlier version, another zone) PostgreSQL
+        # writes it per page in the session's zone, as the page's own path does.
+        lastmod = f"f.{LASTMOD_TEXT}" if kept else session_text("f.newest", "f.changed")
         self.pages_sql = self._pages_sql(
             f"f.page, f.urls, {lastmod}, f.version, l.epoch, l.width, l.kind"
         )

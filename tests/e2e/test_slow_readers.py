@@ -25,6 +25,7 @@ from __future__ import annotations
 import gzip
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import httpx
@@ -40,24 +41,33 @@ READERS = 80
 BOUND = 3.0
 
 
+def _quick_server(tmp_path: Path, front: str, site: QuickSite) -> AbstractContextManager[Server]:
+    """The Quick start's app written to ``tmp_path``, served by ``front``: uvicorn; one
+    uvicorn worker under gunicorn's arbiter (the process that serves, and gives its
+    heap back, is the worker); or the Flask app on one gthread worker whose threads
+    outnumber a burst (they share the walks)."""
+    write_quick_app(tmp_path)
+    logs = tmp_path / "logs"
+    if front == "uvicorn":
+        return run_uvicorn("quick_app:asgi_app", tmp_path, logs, env=site.env)
+    if front == "gunicorn-uvicorn":
+        return run_gunicorn(
+            "quick_app:asgi_app",
+            tmp_path,
+            logs,
+            env=site.env,
+            worker_class="uvicorn.workers.UvicornWorker",
+        )
+    return run_gunicorn(
+        "quick_app:flask_app", tmp_path, logs, env=site.env, worker_class="gthread", threads=32
+    )
+
+
 @pytest.mark.parametrize("front", ["uvicorn", "gunicorn-uvicorn"])
 def test_a_normal_client_is_answered_while_slow_readers_hold_the_quick_start(
     tmp_path: Path, front: str
 ) -> None:
-    write_quick_app(tmp_path)
-    logs = tmp_path / "logs"
-    if front == "uvicorn":
-        server = run_uvicorn("quick_app:asgi_app", tmp_path, logs, env=SITE.env)
-    else:
-        # One uvicorn worker under gunicorn's arbiter: the process that serves (and
-        # gives its heap back) is the worker.
-        server = run_gunicorn(
-            "quick_app:asgi_app",
-            tmp_path,
-            logs,
-            env=SITE.env,
-            worker_class="uvicorn.workers.UvicornWorker",
-        )
+    server = _quick_server(tmp_path, front, SITE)
     with server as running:
         readers, threads = slow_crowd(running.port, SITE.documents, READERS, rate=1024, seconds=10)
         normal = verified_clients(running.base_url, SITE.expected, clients=1, seconds=6)
@@ -116,20 +126,7 @@ def _burst(server: Server, each: int) -> int:
 def test_a_burst_in_both_codings_costs_one_walk_to_count_and_one_per_page(
     tmp_path: Path, front: str
 ) -> None:
-    write_quick_app(tmp_path)
-    logs = tmp_path / "logs"
-    if front == "uvicorn":
-        server = run_uvicorn("quick_app:asgi_app", tmp_path, logs, env=PAUSED.env)
-    else:
-        # One process whose threads outnumber the burst: they share the walks.
-        server = run_gunicorn(
-            "quick_app:flask_app",
-            tmp_path,
-            logs,
-            env=PAUSED.env,
-            worker_class="gthread",
-            threads=32,
-        )
+    server = _quick_server(tmp_path, front, PAUSED)
     with server as running:
         cold = _burst(running, each=3)
         warm = _burst(running, each=3) if front == "uvicorn" else None

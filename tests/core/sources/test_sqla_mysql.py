@@ -631,16 +631,7 @@ def test_documented_month_buckets_serve_what_sqlite_serves(
     assert max(urls) <= bounds.WIDTH and sum(urls) == len(stored) == 24 + 2 + 25 - 1
 
 
-@pytest.mark.parametrize(
-    ("path", "changed"),
-    [
-        ("2026-03-05/new", ["/sitemap-posts-3.xml"]),
-        ("2026-02-05/late", ["/sitemap-posts-2.xml"]),
-        ("2026-04-01/april", []),
-        ("2025-12-31/old", []),
-    ],
-    ids=["this-month", "past-month", "new-month", "earlier-month"],
-)
+@bounds.MONTH_WRITES
 def test_documented_month_buckets_one_write_changes_one_page(
     my: Db, mariadb: MariaDB, path: str, changed: list[str]
 ) -> None:

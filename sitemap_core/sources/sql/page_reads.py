@@ -43,12 +43,8 @@ def utc_text(newest: str, changed: str) -> str:
     datetime (the fraction only when there is one, ``+00:00``); an infinite newest as
     its name (``infinity``), which no sitemap date is, so that a page's check refuses
     it (see :func:`_page_of_text`) as the page's own path does."""
-    moment = f"GREATEST({newest}, {changed})"
-    day_time = f"to_char({moment} AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US')"
-    return (
-        f"CASE WHEN NOT isfinite({newest}) THEN {newest}::text"
-        f" ELSE replace({day_time}, '.000000', '') || '+00:00' END"
-    )
+    in_utc = _iso(f"GREATEST({newest}, {changed}) AT TIME ZONE 'UTC'", "")
+    return f"CASE WHEN NOT isfinite({newest}) THEN {newest}::text ELSE {in_utc} || '+00:00' END"
 
 
 def session_text(newest: str, changed: str) -> str:
@@ -58,11 +54,16 @@ def session_text(newest: str, changed: str) -> str:
     time before about 1940) in UTC, as :func:`normalise_lastmod` writes such a
     datetime, and an infinite newest as its name (see :func:`utc_text`)."""
     moment = f"GREATEST({newest}, {changed})"
-    local = f"replace(to_char({moment}, 'YYYY-MM-DD\"T\"HH24:MI:SS.USTZH:TZM'), '.000000', '')"
     return (
         f"CASE WHEN NOT isfinite({newest}) OR extract(timezone FROM {moment})::int % 60 <> 0"
-        f" THEN {utc_text(newest, changed)} ELSE {local} END"
+        f" THEN {utc_text(newest, changed)} ELSE {_iso(moment, 'TZH:TZM')} END"
     )
+
+
+def _iso(moment: str, offset: str) -> str:
+    # to_char of a moment (SQL) as isoformat() writes it: whole seconds, or six digits
+    # of a fraction that is not zero, then ``offset``'s pattern.
+    return f"replace(to_char({moment}, 'YYYY-MM-DD\"T\"HH24:MI:SS.US{offset}'), '.000000', '')"
 
 
 #: The names of a session time zone that is UTC at every instant (lower case): the

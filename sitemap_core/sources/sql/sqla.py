@@ -173,6 +173,8 @@ def _sqlite_snapshot(conn: Connection) -> None:
 
 
 _E = TypeVar("_E", Engine, AsyncEngine)
+#: What a request's note on a source holds (see _Base._note).
+_N = TypeVar("_N", Version, Summary)
 
 
 class _Base(Generic[_E]):
@@ -276,11 +278,25 @@ class _Base(Generic[_E]):
         """Note in the request's scope (see :mod:`sitemap_core.sources.scope`) the version
         :meth:`fingerprint` answered with, so that the request's counts and newest
         dates answer for it, from what is known of it, without reading it again."""
+        if facts is not None:
+            self._note(facts)
+
+    def _note(self, value: Version | Summary) -> None:
+        """Note ``value`` for the current request (nothing outside a request): the
+        version its fingerprint answered with, or the summary its layout read kept."""
         notes = request_notes()
-        if notes is not None and facts is not None:
+        if notes is not None:
             # The source itself is kept with its note: alive for the request, its id
             # cannot be another source's (a freed object's address is reused).
-            notes[id(self)] = (self, facts)
+            notes[id(self)] = (self, value)
+
+    def _noted_as(self, kind: type[_N]) -> _N | None:
+        """What the current request noted (see :meth:`_note`), if it is a ``kind``."""
+        notes = request_notes()
+        note = None if notes is None else notes.get(id(self))
+        if isinstance(note, tuple) and note[0] is self and isinstance(note[1], kind):
+            return note[1]
+        return None
 
     def _facts_query(self, kind: str, params: dict[str, int] | None = None) -> Any:
         """The statement of one page facts query (see :class:`PageFacts`; PostgreSQL's
@@ -298,18 +314,9 @@ class _Base(Generic[_E]):
         if self._page_reads.layout_sql is None:
             return rows
         rows, summary = self._page_reads.layout(rows)
-        notes = request_notes()
-        if notes is not None and summary is not None:
-            notes[id(self)] = (self, summary)
+        if summary is not None:
+            self._note(summary)
         return rows
-
-    def _kept_summary(self) -> Summary | None:
-        # The summary the request's layout read noted (see _layout), if any.
-        notes = request_notes()
-        note = None if notes is None else notes.get(id(self))
-        if isinstance(note, tuple) and note[0] is self and isinstance(note[1], Summary):
-            return note[1]
-        return None
 
     def _streaming_engine(self) -> _E:
         """The engine an index's pages stream on: without a transaction where the
@@ -321,11 +328,7 @@ class _Base(Generic[_E]):
     def _pinned(self) -> Version | None:
         """The version the current request's fingerprint answered with; None outside
         a request (or before its fingerprint), when calls read the version themselves."""
-        notes = request_notes()
-        note = None if notes is None else notes.get(id(self))
-        if isinstance(note, tuple) and note[0] is self and isinstance(note[1], Version):
-            return note[1]
-        return None
+        return self._noted_as(Version)
 
 
 def _isolated(engine: _E) -> tuple[_E | None, _E]:
@@ -390,7 +393,7 @@ class SQLAlchemySource(_Base[Engine], StablePages):
 
     def _stable_summary(self) -> Summary:
         assert self._page_reads is not None
-        kept = self._kept_summary()
+        kept = self._noted_as(Summary)
         if kept is not None:
             return kept
         with (self._quick or self._engine).connect() as conn:
@@ -547,7 +550,7 @@ class AsyncSQLAlchemySource(_Base[AsyncEngine]):
 
     async def _stable_summary(self) -> Summary:
         assert self._page_reads is not None
-        kept = self._kept_summary()
+        kept = self._noted_as(Summary)
         if kept is not None:
             return kept
         async with (self._quick or self._engine).connect() as conn:

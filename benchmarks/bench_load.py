@@ -112,6 +112,21 @@ def behind_nginx(app: str, folder: Path, env: dict[str, str]) -> Iterator[Server
 #: A server of the crowd scenario: its name, the app it serves, how it is started.
 Starter = Callable[[str, Path, dict[str, str]], AbstractContextManager[Server]]
 
+
+def _uvicorn_workers(
+    app: str, folder: Path, env: dict[str, str], workers: int
+) -> AbstractContextManager[Server]:
+    # gunicorn's arbiter with ``workers`` uvicorn workers.
+    return run_gunicorn(
+        app,
+        folder,
+        folder / "logs",
+        workers=workers,
+        env=env,
+        worker_class="uvicorn.workers.UvicornWorker",
+    )
+
+
 #: The servers of the crowd scenario, by key: a name, whether it serves the ASGI app,
 #: how it starts.
 CROWD_SERVERS: dict[str, tuple[str, bool, Starter]] = {
@@ -123,26 +138,12 @@ CROWD_SERVERS: dict[str, tuple[str, bool, Starter]] = {
     "gunicorn-uvicorn-1": (
         "gunicorn -k uvicorn.workers.UvicornWorker -w 1",
         True,
-        lambda app, folder, env: run_gunicorn(
-            app,
-            folder,
-            folder / "logs",
-            workers=1,
-            env=env,
-            worker_class="uvicorn.workers.UvicornWorker",
-        ),
+        lambda app, folder, env: _uvicorn_workers(app, folder, env, 1),
     ),
     "gunicorn-uvicorn": (
         "gunicorn -k uvicorn.workers.UvicornWorker -w 2",
         True,
-        lambda app, folder, env: run_gunicorn(
-            app,
-            folder,
-            folder / "logs",
-            workers=2,
-            env=env,
-            worker_class="uvicorn.workers.UvicornWorker",
-        ),
+        lambda app, folder, env: _uvicorn_workers(app, folder, env, 2),
     ),
     "sync": (
         "gunicorn sync -w 4 (Flask)",

@@ -135,9 +135,11 @@ class PageReads:
         # With it, whether the facts keep the lastmod text (facts of an earlier version
         # do not until install_page_facts() runs again; read from one row's JSON, which
         # needs no catalogue either).
+        self._kept_text = (
+            f"(SELECT (to_jsonb(k) -> '{LASTMOD_TEXT}') IS NOT NULL FROM {f} AS k LIMIT 1)"
+        )
         zoned = (
-            f", pg_typeof(MAX(newest))::text, (SELECT (to_jsonb(k) -> '{LASTMOD_TEXT}')"
-            f" IS NOT NULL FROM {f} AS k LIMIT 1), current_setting('TimeZone')"
+            f", pg_typeof(MAX(newest))::text, {self._kept_text}, current_setting('TimeZone')"
             if dialect == "postgresql"
             else ""
         )
@@ -157,10 +159,11 @@ class PageReads:
         #: How a row of :attr:`pages_sql` becomes a page.
         self.page: Callable[[Any], Page] = _page
         #: PostgreSQL: the layout row as JSON, whatever columns the installed version
-        #: gave it (the summary it keeps, its lastmod text), so that an index reads its
-        #: validators and its summary in one statement; None elsewhere.
+        #: gave it (the summary it keeps), with the session's zone and whether the
+        #: facts keep each page's lastmod text, so that an index reads its validators
+        #: and its summary in one statement; None elsewhere.
         self.layout_sql = (
-            f"SELECT to_jsonb(l), current_setting('TimeZone') FROM {layout} AS l"
+            f"SELECT to_jsonb(l), current_setting('TimeZone'), {self._kept_text} FROM {layout} AS l"
             if dialect == "postgresql"
             else None
         )
@@ -170,22 +173,19 @@ class PageReads:
         the summary the layout keeps (None: facts of an earlier version)."""
         if not rows:
             return rows, None
-        fields, zone = rows[0][:2]
+        fields, zone, kept_text = rows[0][:3]
         names = ("epoch", "version", "width", "condition", "kind")
         row = tuple(fields.get(name, "") for name in names)
-        return [row], None if fields.get("pages") is None else self._kept(fields, _in_utc(zone))
+        if fields.get("pages") is None:  # facts of an earlier version
+            return [row], None
+        if kept_text:  # zoned dates (facts of this version keep their text)
+            self._zoned(_in_utc(zone))
+        return [row], self._kept(fields)
 
-    def _kept(self, fields: dict[str, Any], utc: bool) -> Summary:
-        # The layout's summary. Zoned dates have its lastmod text (which is then the
-        # pages' too), in UTC: read as it is in a UTC session (the core checks it: an
-        # infinite date is refused there), else each written in the session's zone.
-        zoned = LASTMOD_TEXT in fields
-        if zoned:
-            self._zoned(utc)
-        if zoned and utc:
-            lastmod = fields[LASTMOD_TEXT]
-        else:  # JSON's texts of the dates, in the session's zone
-            lastmod = later(fields["newest"], fields["changed"])
+    def _kept(self, fields: dict[str, Any]) -> Summary:
+        # The layout's summary; its lastmod from JSON's texts of the dates (in the
+        # session's zone), which the core normalises.
+        lastmod = later(fields["newest"], fields["changed"])
         if not fields["pages"]:
             return Summary(0, 0)
         dated = None if fields["undated"] else lastmod

@@ -215,6 +215,8 @@ class _Names:
         )
         #: Whether the dates are zoned (PostgreSQL then keeps each page's lastmod text).
         self.zoned = "WITH TIME ZONE" in self.date_type.upper()
+        #: Whether a row can lack a date, so that a recount can leave a page undated.
+        self.undated = lastmod is None or bool(columns[lastmod]["nullable"])
         #: The stored boundaries (None: ranges of integer keys).
         self.stored = sqla_bounds.prepare(
             conn, bounds_of(kind, table, key, facts, lastmod, condition), columns
@@ -239,14 +241,16 @@ class _Names:
             " epoch TEXT NOT NULL, version BIGINT NOT NULL, condition TEXT NOT NULL)",
             # The kind of pages (a layout from before stored boundaries: ranges).
             f"ALTER TABLE {self.layout} ADD COLUMN IF NOT EXISTS kind TEXT NOT NULL DEFAULT ''",
-            *self._lastmod_text(self.facts),
+            *self._lastmod_text(),
             # The summary of the pages, kept with the layout's version (see _counted).
             f"ALTER TABLE {self.layout} ADD COLUMN IF NOT EXISTS pages BIGINT,"
             " ADD COLUMN IF NOT EXISTS urls BIGINT,"
             f" ADD COLUMN IF NOT EXISTS newest {self.date_type},"
             " ADD COLUMN IF NOT EXISTS changed TIMESTAMPTZ,"
             " ADD COLUMN IF NOT EXISTS undated BIGINT",
-            *self._lastmod_text(self.layout),
+            # The layout's lastmod text of an earlier version: its one row's text is
+            # written when it is read, which spares every write a call.
+            f"ALTER TABLE {self.layout} DROP COLUMN IF EXISTS {LASTMOD_TEXT}",
         ]
 
     def summed(self) -> list[str]:
@@ -259,7 +263,7 @@ class _Names:
             f" ({summary_sql(self.facts)})",
         ]
 
-    def _lastmod_text(self, table: str) -> list[str]:
+    def _lastmod_text(self) -> list[str]:
         # Zoned dates: each page's lastmod as the sitemap's text, kept in its facts row
         # (a generated column, so that every statement writing a row keeps it: the
         # triggers' upsert, the recount, TRUNCATE's, a split), which an index reads as
@@ -274,7 +278,7 @@ class _Names:
             f"CREATE OR REPLACE FUNCTION {function}(n TIMESTAMPTZ, c TIMESTAMPTZ)"
             f" RETURNS TEXT LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS"
             f" $$ BEGIN RETURN {utc_text('n', 'c')}; END $$",
-            f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {LASTMOD_TEXT} TEXT"
+            f"ALTER TABLE {self.facts} ADD COLUMN IF NOT EXISTS {LASTMOD_TEXT} TEXT"
             f" GENERATED ALWAYS AS ({function}(newest, changed)) STORED",
         ]
 
@@ -309,19 +313,25 @@ class _Names:
 
     def _counted(self, changes: str) -> str:
         # The pages' facts counted and the layout's summary moved by as much, with its
-        # version, in one statement. The layout row is locked first (see _body), so
-        # the old rows read here are those the upsert replaces: a page's listing
-        # changes when its count crosses 0, an undated page is dated by its write.
+        # version, in one statement: a page's listing changes when its count crosses 0.
+        # Where a row can lack a date, a page a recount left undated is dated by its
+        # first write: the old rows are read (o), and the layout row is locked first
+        # (see _body), so they are those the upsert replaces. Dates that are never
+        # missing leave no page undated, and the writes skip that read.
+        old, undated, joined = "", "0", ""
+        if self.undated:
+            old = (
+                " o AS (SELECT f.page, f.urls > 0 AND f.newest IS NULL AND f.changed IS NULL"
+                f" AS undated FROM {self.facts} AS f JOIN c USING (page)),"
+            )
+            undated, joined = "COUNT(*) FILTER (WHERE o.undated)", " LEFT JOIN o USING (page)"
         return (
             f"WITH c AS (SELECT page, SUM(n) AS n, MAX(lm) AS lm FROM ({changes}) AS c0"
-            " GROUP BY page),"
-            " o AS (SELECT f.page, f.urls > 0 AND f.newest IS NULL AND f.changed IS NULL"
-            f" AS undated FROM {self.facts} AS f JOIN c USING (page)),"
-            f" up AS ({self._upsert(changes)}),"
+            f" GROUP BY page),{old} up AS ({self._upsert(changes)}),"
             f" d AS (SELECT COALESCE(SUM((up.urls > 0)::int - (up.urls - c.n > 0)::int), 0)"
             " AS pages, COALESCE(SUM(c.n), 0) AS urls, MAX(up.newest) AS newest,"
-            " MAX(up.changed) AS changed, COUNT(*) FILTER (WHERE o.undated) AS undated"
-            " FROM up JOIN c USING (page) LEFT JOIN o USING (page))"
+            f" MAX(up.changed) AS changed, {undated} AS undated"
+            f" FROM up JOIN c USING (page){joined})"
         )
 
     def _body(self, changes: str, width: int, arrived: str | None = None) -> str:

@@ -291,8 +291,8 @@ def test_facts_of_the_previous_version_keep_serving_and_install_upgrades_them(pg
         conn.execute(text("ALTER TABLE stamped_pages DROP COLUMN lastmod_text"))
         conn.execute(
             text(
-                "ALTER TABLE stamped_pages_layout DROP COLUMN lastmod_text, DROP COLUMN pages,"
-                " DROP COLUMN urls, DROP COLUMN newest, DROP COLUMN changed, DROP COLUMN undated"
+                "ALTER TABLE stamped_pages_layout DROP COLUMN pages, DROP COLUMN urls,"
+                " DROP COLUMN newest, DROP COLUMN changed, DROP COLUMN undated"
             )
         )
         conn.execute(text("DROP FUNCTION stamped_stamped_pages_lastmod"))
@@ -306,6 +306,26 @@ def test_facts_of_the_previous_version_keep_serving_and_install_upgrades_them(pg
         assert stale_texts(pg, "stamped_pages") == []
         got = get(Site([streamed(fill_again(pg))], page_size=WIDTH), "/sitemap.xml")
         assert got is not None and before is not None and got.body == before.body
+
+
+def test_a_layout_that_kept_its_own_lastmod_text_serves_and_install_drops_it(pg: Db) -> None:
+    # The version before kept the layout row's text too, a call at every write.
+    source = streamed(fill(pg, range(1, 95)))
+    with pg.engine.begin() as conn:
+        conn.execute(
+            text(
+                "ALTER TABLE stamped_pages_layout ADD COLUMN lastmod_text TEXT"
+                " GENERATED ALWAYS AS (stamped_stamped_pages_lastmod(newest, changed)) STORED"
+            )
+        )
+        conn.execute(text("DELETE FROM stamped WHERE id = 7"))
+    before = get(Site([streamed(fill_again(pg))], page_size=WIDTH), "/sitemap.xml")
+    install_page_facts(pg.engine, "stamped", "id", "stamped_pages", lastmod="at", page_width=WIDTH)
+    with pg.engine.connect() as conn:
+        left = conn.execute(text("SELECT to_jsonb(l) FROM stamped_pages_layout AS l")).scalar()
+    assert "lastmod_text" not in left and left["pages"] == 10
+    after = get(Site([source], page_size=WIDTH), "/sitemap.xml")
+    assert before is not None and after is not None and after.body == before.body
 
 
 def fill_again(db: Db) -> SQLAlchemySource:

@@ -216,7 +216,7 @@ class _Names:
         #: Whether the dates are zoned (PostgreSQL then keeps each page's lastmod text).
         self.zoned = "WITH TIME ZONE" in self.date_type.upper()
         #: Whether a row can lack a date, so that a recount can leave a page undated.
-        self.undated = lastmod is None or bool(columns[lastmod]["nullable"])
+        self.nullable_dates = lastmod is None or bool(columns[lastmod]["nullable"])
         #: The stored boundaries (None: ranges of integer keys).
         self.stored = sqla_bounds.prepare(
             conn, bounds_of(kind, table, key, facts, lastmod, condition), columns
@@ -319,7 +319,7 @@ class _Names:
         # (see _body), so they are those the upsert replaces. Dates that are never
         # missing leave no page undated, and the writes skip that read.
         old, undated, joined = "", "0", ""
-        if self.undated:
+        if self.nullable_dates:
             old = (
                 " o AS (SELECT f.page, f.urls > 0 AND f.newest IS NULL AND f.changed IS NULL"
                 f" AS undated FROM {self.facts} AS f JOIN c USING (page)),"

@@ -148,6 +148,26 @@ def test_concurrent_writers_to_many_pages_keep_the_layouts_summary(
         assert pages == 1 + 4 * 6 - 1
 
 
+def test_dates_that_are_never_missing_keep_the_layouts_summary(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    # A NOT NULL date column: the triggers skip the read of the pages' old rows.
+    for db in make_db(request, tmp_path, "postgresql"):
+        db.fill(0)
+        with db.engine.begin() as conn:
+            conn.execute(text("ALTER TABLE posts ALTER COLUMN updated_at SET NOT NULL"))
+        filled(db, range(1, 200))
+        db.write(delete(posts).where(posts.c.id % 3 == 0))
+        db.write(update(posts).where(posts.c.id < 40).values(id=posts.c.id + 1000))
+        add_rows_at_once(db)
+        db.write(delete(posts).where(posts.c.id.between(200, 209)))
+        assert kept_summary(db, "posts_pages") == counted_summary(db, "posts_pages")
+        with db.engine.connect() as conn:
+            pages = conn.execute(text("SELECT pages FROM posts_pages_layout")).scalar()
+            listed = conn.execute(text("SELECT COUNT(*) FROM posts_pages WHERE urls > 0")).scalar()
+        assert pages == listed > 20
+
+
 def add_rows(db: Db, first: int) -> None:
     """Fifty rows from key ``first``, each in a transaction of its own."""
     for i in range(first, first + 50):

@@ -530,6 +530,34 @@ def at_once(db: Db, writers: list[list[Any]]) -> None:
     assert all("1213" in str(exc) for exc in deadlocks), deadlocks
 
 
+def after_an_older_snapshot(db: Db, table: Any, others: list[Any], own: list[Any]) -> None:
+    """A REPEATABLE READ transaction reads ``table`` (its snapshot, from now), other
+    transactions then run and commit the statements ``others`` one by one, and the
+    first then runs its statements ``own`` and commits."""
+    with db.engine.connect() as older:
+        older.execute(select(func.count()).select_from(table))
+        for statement in others:
+            db.write(statement)
+        for statement in own:
+            older.execute(statement)
+        older.commit()
+
+
+def test_stored_bounds_a_writer_with_an_older_snapshot_splits_by_the_last_boundaries(
+    my: Db, mariadb: MariaDB
+) -> None:
+    documented_bounds(my, mariadb, range(0, 40, 4))  # two pages of five
+    # Another writer splits the first page; then one whose snapshot is older, again.
+    after_an_older_snapshot(
+        my,
+        bounds.articles,
+        [insert(bounds.articles).values(slug=f"a0001-{i}", updated_at=day(i)) for i in range(6)],
+        [insert(bounds.articles).values(slug=f"a0000-{i}", updated_at=day(i)) for i in range(6)],
+    )
+    stored_counts_exact(my)
+    assert sum(bounds.page_urls(my).values()) == 22
+
+
 def retried(db: Db, statements: list[Any], deadlocks: list[Exception]) -> None:
     """Each of ``statements`` in a transaction of its own, retried when InnoDB undid it
     to end a deadlock (noted in ``deadlocks``)."""

@@ -20,6 +20,7 @@ from tests.core.sources.page_facts_helpers import async_get, examples
 from tests.core.sources.test_sqla import Db
 from tests.core.sources.test_sqla_mysql import (
     DOCUMENTED,
+    after_an_older_snapshot,
     at_once,
     documents,
     same_pages_after,
@@ -167,3 +168,21 @@ def test_the_async_source_serves_the_same_documents(my: Db, mariadb: MariaDB) ->
     with async_get(my, posts, dates.WIDTH, **dates.READ) as get:
         assert {path: get(path).data for path in expected} == expected
         assert snapshot(get)[0] == snapshot(client_of(my).get)[0]
+
+
+def test_a_writer_with_an_older_snapshot_splits_by_the_last_boundaries(
+    my: Db, mariadb: MariaDB
+) -> None:
+    """A writer whose snapshot predates another's split of February's first page (ids
+    6 to 8, five more) then fills that page: its split and the new month's page take
+    the boundaries and page numbers last committed (locking reads), not its
+    snapshot's."""
+    documented_dates(my, mariadb)
+    after_an_older_snapshot(
+        my,
+        posts,
+        [insert(posts).values(id=100 + h, published=at(2, 1, h + 1)) for h in range(5)],
+        [insert(posts).values(id=200 + h, published=at(2, 1, 0)) for h in range(6)],
+    )
+    facts_match_the_rows(my)
+    dates.every_row_listed_once(my)

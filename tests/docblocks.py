@@ -18,7 +18,7 @@ code, or doctest when the block starts with ``>>>``. What is ours is the groupin
 
 Other languages (``sh``, ``text``, ...) are never run here; the ``sql`` blocks marked
 with a file name (MySQL statements an administrator runs) are run as written on a
-MariaDB server by ``tests/core/sources/test_sqla_mysql.py``.
+MariaDB server by ``tests/core/sources/test_sqla_mysql*.py``.
 """
 
 from __future__ import annotations

@@ -33,6 +33,7 @@ page is cut in one pass (see :meth:`DateBounds.pg_split_function`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sitemap_core.sources.sql.bounds import (
@@ -44,7 +45,7 @@ from sitemap_core.sources.sql.bounds import (
     dated_kind,
     pieces_sql,
 )
-from sitemap_core.sources.sql.names import quoted
+from sitemap_core.sources.sql.names import double_quoted, quoted
 
 
 def split_facts(facts: str, layout: str) -> str:
@@ -117,6 +118,10 @@ class DateBounds:
     first_key: str = "NULL"
     top: str = "'~'"
     undated_sql: str = f"({{d}} IS NULL OR typeof({{d}}) <> 'text' OR {{d}} NOT GLOB '{ISO}')"
+    #: Whether a page's range is also bounded on the date alone (MySQL, whose optimizer
+    #: reads a range of the index on (date, key) only from bounds on its first column:
+    #: without them each page scanned the table).
+    date_range: bool = False
 
     @classmethod
     def of(
@@ -127,18 +132,19 @@ class DateBounds:
         facts: str,
         lastmod: str | None = None,
         condition: str = "",
+        quote: Callable[[str], str] = double_quoted,
     ) -> DateBounds:
         """The date buckets on ``column`` of the page facts ``facts`` of ``table`` by
-        ``key`` (plain names, quoted here)."""
+        ``key`` (plain names, quoted here by ``quote``, the dialect's)."""
         return cls(
-            quoted("table", table),
-            quoted("key", key),
-            quoted("month_buckets", column),
+            quoted("table", table, quote),
+            quoted("key", key, quote),
+            quoted("month_buckets", column, quote),
             column,
-            quoted("facts", facts),
-            quoted("facts", f"{facts}_layout"),
-            bounds_table(facts),
-            None if lastmod is None else quoted("lastmod", lastmod),
+            quoted("facts", facts, quote),
+            quoted("facts", f"{facts}_layout", quote),
+            bounds_table(facts, quote),
+            None if lastmod is None else quoted("lastmod", lastmod, quote),
             condition,
         )
 
@@ -229,12 +235,15 @@ class DateBounds:
     def in_page(self, alias: str, page: str) -> str:
         """Whether the row ``alias`` lies in page ``page``'s range (a range of the
         index on (date, key); :attr:`top` above every date: no upper bound)."""
-        b, at = self.bounds, self.position(alias)
-        return (
-            f"({at}) >= (SELECT w.low_at, w.low FROM {b} AS w WHERE w.page = {page})"
-            f" AND ({at}) < (SELECT COALESCE(w.high_at, {self.top}), w.high FROM {b} AS w"
-            f" WHERE w.page = {page})"
-        )
+        at, b = self.position(alias), self.bounds
+        low, high = "w.low_at", f"COALESCE(w.high_at, {self.top})"
+        # Each bound is a subquery of the page's boundaries row, closed here.
+        bound = f" FROM {b} AS w WHERE w.page = {page})"
+        within = f"({at}) >= (SELECT {low}, w.low{bound} AND ({at}) < (SELECT {high}, w.high{bound}"
+        if not self.date_range:
+            return within
+        date = f"{alias}.{self.date}"
+        return f"{within} AND {date} >= (SELECT {low}{bound} AND {date} <= (SELECT {high}{bound}"
 
     def window_sql(self, selected: str, page: str) -> str:
         """The rows of page ``page`` (an SQL expression), ``selected``, in (date, key)

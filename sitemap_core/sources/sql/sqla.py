@@ -226,6 +226,7 @@ class _Base(Generic[_E]):
         #: Date buckets on a column, when the facts' layout names them (see _noted).
         self._dated: DateBounds | None = None
         self._engine_dialect = engine.dialect.name
+        self._quote = quote
         #: How an index reads them: a summary, then the pages as they stream.
         self._page_reads = (
             None if page_facts is None else PageReads(page_facts, engine.dialect.name, quote)
@@ -257,12 +258,12 @@ class _Base(Generic[_E]):
             assert self._page_facts is not None
             self._condition = self._page_facts.condition(rows)
             self._dated = sqla_bounds.dated_reader(
-                self._stored, str(rows[0][4]), self._engine_dialect
+                self._stored, str(rows[0][4]), self._engine_dialect, self._quote
             )
         elif rows:
             self._condition = str(rows[0][-1])
             self._dated = sqla_bounds.dated_reader(
-                self._stored, str(rows[0][-2]), self._engine_dialect
+                self._stored, str(rows[0][-2]), self._engine_dialect, self._quote
             )
         return rows
 

@@ -26,7 +26,7 @@ from sqlalchemy import BigInteger, Connection, Select, bindparam, inspect, selec
 from sitemap_core.errors import ConfigurationError
 from sitemap_core.sources.sql.bounds import StoredBounds, dated_column
 from sitemap_core.sources.sql.date_bounds import DateBounds, split_facts
-from sitemap_core.sources.sql.names import IDENTIFIER, quoted
+from sitemap_core.sources.sql.names import IDENTIFIER, double_quoted, quoted
 from sitemap_core.sources.sql.sqlite_bounds import unquoted
 
 __all__ = [
@@ -236,17 +236,31 @@ def reader(
     return StoredBounds.of(name, column, facts, quote=quote)
 
 
-def dated_reader(stored: StoredBounds | None, kind: str, dialect: str) -> DateBounds | None:
+#: What a dialect's date buckets read pages with: PostgreSQL's dates all have an
+#: infinity above them (its type is the bound's); MySQL takes a valid DATETIME (a text
+#: such as ``'~'`` is no date to it) and bounds on the date alone as well (its
+#: optimizer reads a range of the index on (date, key) only from those).
+_READING: dict[str, dict[str, Any]] = {
+    "postgresql": {"top": "'infinity'"},
+    "mysql": {"top": "CAST('9999-12-31 23:59:59.999999' AS DATETIME(6))", "date_range": True},
+}
+
+
+def dated_reader(
+    stored: StoredBounds | None,
+    kind: str,
+    dialect: str,
+    quote: Callable[[str], str] = double_quoted,
+) -> DateBounds | None:
     """The date buckets a source reads its pages with when the facts' layout records
-    the kind ``kind`` of date buckets on a column (see :mod:`.date_bounds`), else None."""
+    the kind ``kind`` of date buckets on a column (see :mod:`.date_bounds`), names
+    quoted by ``quote`` (the dialect's), else None."""
     date = dated_column(kind)
     if stored is None or date is None:
         return None
-    dated = DateBounds.of(
-        unquoted(stored.table), unquoted(stored.key), date, unquoted(stored.facts)
-    )
-    # PostgreSQL's dates all have an infinity above them (its type is the bound's).
-    return replace(dated, top="'infinity'") if dialect == "postgresql" else dated
+    table, key, facts = unquoted(stored.table), unquoted(stored.key), unquoted(stored.facts)
+    dated = DateBounds.of(table, key, date, facts, quote=quote)
+    return replace(dated, **_READING.get(dialect, {}))
 
 
 def stored_window(window: Select[Any], stored: StoredBounds | DateBounds | None) -> Select[Any]:

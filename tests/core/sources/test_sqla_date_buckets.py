@@ -109,25 +109,34 @@ def months(db: Db) -> dict[int, str]:
         return {i: f"{d.year}-{d.month:02d}" for i, d in rows if d is not None}
 
 
+#: Writes to the pages of POSTS, each with the pages whose ETag and index lastmod it
+#: changes (shared with the tests of the MySQL statements, which must page alike).
+POSTS_WRITES = [
+    (delete(posts).where(posts.c.id == 7), ["/sitemap-posts-3.xml"]),
+    (
+        update(posts).where(posts.c.id == 4).values(published=at(1, 4, 5)),
+        ["/sitemap-posts-2.xml"],
+    ),
+    (insert(posts).values(published=at(2, 2, 8)), ["/sitemap-posts-3.xml"]),
+    # A date moved to another month: exactly its two pages.
+    (
+        update(posts).where(posts.c.id == 2).values(published=at(3, 2, 9)),
+        ["/sitemap-posts-1.xml", "/sitemap-posts-5.xml"],
+    ),
+]
+
+
 def test_a_page_per_month_and_one_write_one_page(db: Db) -> None:
-    client = flask_client(source(filled(db, POSTS)))
+    a_page_per_month_and_one_write_one_page(db, flask_client(source(filled(db, POSTS))))
+
+
+def a_page_per_month_and_one_write_one_page(db: Db, client: Any) -> None:
+    """``client`` serves the pages of POSTS on ``db``: two a month, and each write of
+    POSTS_WRITES changes its pages only."""
     index, tags = snapshot(client.get)
     pages = listing(client, index)
     assert list(pages.values()) == [[1, 2, 3], [4, 5], [6, 7, 8], [9, 10], [11, 12, 13], [14, 15]]
-    writes = [
-        (delete(posts).where(posts.c.id == 7), ["/sitemap-posts-3.xml"]),
-        (
-            update(posts).where(posts.c.id == 4).values(published=at(1, 4, 5)),
-            ["/sitemap-posts-2.xml"],
-        ),
-        (insert(posts).values(published=at(2, 2, 8)), ["/sitemap-posts-3.xml"]),
-        # A date moved to another month: exactly its two pages.
-        (
-            update(posts).where(posts.c.id == 2).values(published=at(3, 2, 9)),
-            ["/sitemap-posts-1.xml", "/sitemap-posts-5.xml"],
-        ),
-    ]
-    for statement, changed in writes:
+    for statement, changed in POSTS_WRITES:
         with db.engine.begin() as conn:
             conn.execute(statement)
         after_index, after_tags = snapshot(client.get)
@@ -140,7 +149,12 @@ def test_a_page_per_month_and_one_write_one_page(db: Db) -> None:
 
 
 def test_a_new_month_and_a_split_move_no_other_url(db: Db) -> None:
-    client = flask_client(source(filled(db, POSTS)))
+    a_new_month_and_a_split_move_no_other_url(db, flask_client(source(filled(db, POSTS))))
+
+
+def a_new_month_and_a_split_move_no_other_url(db: Db, client: Any) -> None:
+    """On the pages of POSTS: a month filled past the width splits (its page's ETag
+    only changes) and a new month starts a page; every row is listed once."""
     index, tags = snapshot(client.get)
     with db.engine.begin() as conn:
         conn.execute(insert(posts), [{"published": at(2, 2, h)} for h in (10, 11, 12)])
@@ -171,6 +185,14 @@ def test_random_writes_list_every_row_once(db: Db, ops: list[tuple[str, int, int
         conn.execute(delete(posts))
         conn.execute(insert(posts), [{"id": i, "published": d} for i, d in enumerate(POSTS, 1)])
     install(db, where=posts.c.state == "live", recount=True)
+    random_writes(db, ops)
+    every_row_listed_once(db)
+    assert stale_texts(db, "posts_pages") == []  # kept by the splits and openings too
+    assert kept_summary(db, "posts_pages") == counted_summary(db, "posts_pages")
+
+
+def random_writes(db: Db, ops: list[tuple[str, int, int, int]]) -> None:
+    """The writes ``ops`` of :func:`write_operations`, a transaction each."""
     # Ids given (the rows above were inserted with theirs: PostgreSQL's sequence is behind).
     next_id = select(func.coalesce(func.max(posts.c.id), 0) + 1).scalar_subquery()
     for op, post, month, day in ops:
@@ -182,6 +204,11 @@ def test_random_writes_list_every_row_once(db: Db, ops: list[tuple[str, int, int
         }[op]
         with db.engine.begin() as conn:
             conn.execute(statement)
+
+
+def every_row_listed_once(db: Db) -> None:
+    """The source's pages list each live row of ``db`` once, a month a page, no page
+    over the width."""
     src = source(db)
     live = months(db)
     got = []
@@ -193,8 +220,6 @@ def test_random_writes_list_every_row_once(db: Db, ops: list[tuple[str, int, int
         got += ids
     assert len(got) == len(set(got))
     assert sorted(got) == sorted(live)
-    assert stale_texts(db, "posts_pages") == []  # kept by the splits and openings too
-    assert kept_summary(db, "posts_pages") == counted_summary(db, "posts_pages")
 
 
 @pytest.mark.parametrize("db", ["postgresql"], indirect=True)
@@ -221,9 +246,13 @@ def test_a_page_is_read_by_the_index_on_date_and_key(db: Db) -> None:
 
 
 def test_one_statement_of_many_rows_over_months_lists_each_once(db: Db) -> None:
+    many_rows_over_months_list_each_once(filled(db, POSTS))
+
+
+def many_rows_over_months_list_each_once(db: Db) -> None:
     """A bulk INSERT into a past month (a page cut into several pieces at once on
-    PostgreSQL), a new month and an old one, then a bulk UPDATE across months."""
-    filled(db, POSTS)
+    PostgreSQL), a new month and an old one, then a bulk UPDATE across months, on the
+    pages of POSTS."""
     with db.engine.begin() as conn:
         rows = [{"published": at(2, 2, h)} for h in range(11)] + [{"published": at(5, 1)}]
         conn.execute(insert(posts), [*rows, {"published": at(1, 3, 5)}])

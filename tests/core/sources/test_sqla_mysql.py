@@ -14,7 +14,6 @@ from __future__ import annotations
 import random
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -34,7 +33,7 @@ from sitemap_core.sources.sql.sqla import (
 )
 from tests.core.sources import test_sqla_bounds as bounds
 from tests.core.sources.page_facts_helpers import async_get, differing, examples
-from tests.core.sources.test_sqla import Db, day, make_db, metadata, posts, source
+from tests.core.sources.test_sqla import Db, day, metadata, posts, source
 from tests.core.sources.test_sqla_pages import READ, add_rows_at_once, filled, snapshot
 from tests.core.sources.test_sqla_pages import flask_client as pages_client
 
@@ -58,18 +57,6 @@ def mysql_db(mariadb: MariaDB, *, ansi_quotes: bool = False) -> Iterator[Db]:
     engine = create_engine(mariadb.url, connect_args={"init_command": mode} if ansi_quotes else {})
     yield Db(engine, "")
     engine.dispose()
-
-
-@pytest.fixture
-def my(mariadb: MariaDB) -> Iterator[Db]:
-    """A clean MariaDB database."""
-    yield from mysql_db(mariadb)
-
-
-@pytest.fixture
-def lite(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
-    """A SQLite database: what MySQL's documents are compared with."""
-    yield from make_db(request, tmp_path, "sqlite")
 
 
 def documented_facts(db: Db, mariadb: MariaDB, keys: Any = KEYS) -> Db:
@@ -455,22 +442,25 @@ def test_stored_bounds_a_full_page_splits(my: Db, mariadb: MariaDB) -> None:
     ]
 
 
-def stored_counts_exact(db: Db) -> None:
-    """Every page's kept count is the number of rows in its range, no page is over the
-    width, and the pages list every row exactly once."""
+def stored_counts_exact(db: Db, listed_where: str = "1 = 1") -> None:
+    """Every page's kept count is the number of rows in its range that
+    ``listed_where`` (SQL on the rows ``a``) lists, no page is over the width, and the
+    pages list every such row exactly once."""
     with db.engine.connect() as conn:
         actual = conn.execute(
             text(
                 "SELECT b.page, COUNT(*) FROM articles AS a JOIN articles_pages_bounds AS b"
                 " ON (b.low IS NULL OR a.slug >= b.low) AND (b.high IS NULL OR a.slug < b.high)"
-                " GROUP BY b.page"
+                f" WHERE {listed_where} GROUP BY b.page"
             )
         ).all()
+        live = conn.execute(text(f"SELECT slug FROM articles AS a WHERE {listed_where}"))
+        expected = sorted(live.scalars())
     kept = bounds.page_urls(db)
     assert kept == {int(p): int(n) for p, n in actual}
     assert max(kept.values()) <= bounds.WIDTH
     listed = bounds.served(bounds_client(db))
-    assert sorted(listed) == bounds.stored_slugs(db) and len(set(listed)) == len(listed)
+    assert sorted(listed) == expected and len(set(listed)) == len(listed)
 
 
 def test_stored_bounds_bulk_writes_keep_every_count_exact(my: Db, mariadb: MariaDB) -> None:
@@ -513,27 +503,68 @@ def test_stored_bounds_concurrent_writers_that_split_keep_every_count(
     my: Db, mariadb: MariaDB
 ) -> None:
     documented_bounds(my, mariadb, range(0, 40, 4))  # two pages of five
+    # Four writers, thirty rows each into the first pages.
+    at_once(
+        my,
+        [
+            [
+                insert(bounds.articles).values(slug=f"a000{prefix}-{i:02d}", updated_at=day(i))
+                for i in range(30)
+            ]
+            for prefix in "0123"
+        ],
+    )
+    stored_counts_exact(my)
+    assert sum(bounds.page_urls(my).values()) == 10 + 4 * 30
+
+
+def at_once(db: Db, writers: list[list[Any]]) -> None:
+    """A thread per list of ``writers``, all at once, each running its statements (see
+    :func:`retried`); the only failures met are InnoDB's deadlocks (error 1213)."""
     deadlocks: list[Exception] = []
-    threads = [
-        threading.Thread(target=add_articles, args=(my, prefix, deadlocks)) for prefix in "0123"
-    ]
+    threads = [threading.Thread(target=retried, args=(db, w, deadlocks)) for w in writers]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
     assert all("1213" in str(exc) for exc in deadlocks), deadlocks
+
+
+def after_an_older_snapshot(db: Db, table: Any, others: list[Any], own: list[Any]) -> None:
+    """A REPEATABLE READ transaction reads ``table`` (its snapshot, from now), other
+    transactions then run and commit the statements ``others`` one by one, and the
+    first then runs its statements ``own`` and commits."""
+    with db.engine.connect() as older:
+        older.execute(select(func.count()).select_from(table))
+        for statement in others:
+            db.write(statement)
+        for statement in own:
+            older.execute(statement)
+        older.commit()
+
+
+def test_stored_bounds_a_writer_with_an_older_snapshot_splits_by_the_last_boundaries(
+    my: Db, mariadb: MariaDB
+) -> None:
+    documented_bounds(my, mariadb, range(0, 40, 4))  # two pages of five
+    # Another writer splits the first page; then one whose snapshot is older, again.
+    after_an_older_snapshot(
+        my,
+        bounds.articles,
+        [insert(bounds.articles).values(slug=f"a0001-{i}", updated_at=day(i)) for i in range(6)],
+        [insert(bounds.articles).values(slug=f"a0000-{i}", updated_at=day(i)) for i in range(6)],
+    )
     stored_counts_exact(my)
-    assert sum(bounds.page_urls(my).values()) == 10 + 4 * 30
+    assert sum(bounds.page_urls(my).values()) == 22
 
 
-def add_articles(db: Db, prefix: str, deadlocks: list[Exception]) -> None:
-    """Thirty rows into the first pages, each in a transaction of its own, retried when
-    InnoDB undid it to end a deadlock (noted in ``deadlocks``)."""
-    for i in range(30):
-        row = insert(bounds.articles).values(slug=f"a000{prefix}-{i:02d}", updated_at=day(i))
+def retried(db: Db, statements: list[Any], deadlocks: list[Exception]) -> None:
+    """Each of ``statements`` in a transaction of its own, retried when InnoDB undid it
+    to end a deadlock (noted in ``deadlocks``)."""
+    for statement in statements:
         for _ in range(20):
             try:
-                db.write(row)
+                db.write(statement)
                 break
             except OperationalError as exc:
                 deadlocks.append(exc)
@@ -568,6 +599,18 @@ def test_stored_bounds_random_statements_list_every_row_once(my: Db, mariadb: Ma
 
 # Date buckets: a key that begins with its date (``news.path``), by the documented
 # statements at the width of test_sqla_bounds.
+
+
+def same_pages_after(statements: list[Any], dbs: tuple[Db, Db], clients: tuple[Any, Any]) -> None:
+    """The same ``statements`` on either database of ``dbs`` (SQLite's, MySQL's) leave
+    the same pages on the clients serving them, MySQL's first (the index's lastmods
+    are each database's write times)."""
+    for statement in statements:
+        for db in dbs:
+            db.write(statement)
+    got, want = (documents(client) for client in clients)
+    assert list(got) == list(want)
+    assert all(got[path] == want[path] for path in got if path != "/sitemap.xml")
 
 
 def documented_months(db: Db, mariadb: MariaDB) -> Any:
@@ -618,12 +661,7 @@ def test_documented_month_buckets_serve_what_sqlite_serves(
         ),
         delete(bounds.news).where(bounds.news.c.path == "2026-01-02/story-1"),
     ]
-    for statement in statements:
-        for db in (lite, my):
-            db.write(statement)
-    got, want = documents(client), documents(expected_client)
-    assert list(got) == list(want)
-    assert all(got[path] == want[path] for path in got if path != "/sitemap.xml")
+    same_pages_after(statements, (lite, my), (client, expected_client))
     assert all(len(m) == 1 for m in bounds.months(client).values())
     with my.engine.connect() as conn:
         urls = [n for (n,) in conn.execute(text("SELECT urls FROM news_pages WHERE urls > 0"))]

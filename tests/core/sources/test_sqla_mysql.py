@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from lxml import etree
 from mariadb import MariaDB
 from sqlalchemy import create_engine, delete, func, insert, select, text, update
-from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from sitemap_core import ConfigurationError
 from sitemap_core.sources.sql.sqla import (
@@ -34,7 +34,7 @@ from sitemap_core.sources.sql.sqla import (
 from tests.core.sources import test_sqla_bounds as bounds
 from tests.core.sources.page_facts_helpers import async_get, differing, examples
 from tests.core.sources.test_sqla import Db, day, metadata, posts, source
-from tests.core.sources.test_sqla_pages import READ, add_rows_at_once, filled, snapshot
+from tests.core.sources.test_sqla_pages import READ, filled, snapshot
 from tests.core.sources.test_sqla_pages import flask_client as pages_client
 
 #: The documentation's MySQL statements, by the file name each block is marked with.
@@ -202,12 +202,41 @@ def test_bulk_writes_keep_every_count_exact(my: Db, mariadb: MariaDB) -> None:
 
 def test_concurrent_writers_to_one_page_keep_its_count(my: Db, mariadb: MariaDB) -> None:
     documented_facts(my, mariadb, range(1, 5))
-    add_rows_at_once(my)
+    # Four writers at once, fifty rows each (keys from 100 to 400), a transaction a row.
+    at_once(
+        my,
+        [
+            [insert(posts).values(id=i, slug=f"c{i}", updated_at=day(i)) for i in range(w, w + 50)]
+            for w in (100, 200, 300, 400)
+        ],
+    )
     kept, actual = facts_and_rows(my)
     assert kept == actual == {0: 4 + 4 * 50}
+    every_row_listed_once(my)
     with my.engine.connect() as conn:
         # Every write moved the layout's version once: none lost to another.
         assert conn.execute(text("SELECT version FROM posts_pages_layout")).scalar() == 200
+
+
+def test_concurrent_writers_across_pages_never_deadlock(my: Db, mariadb: MariaDB) -> None:
+    """Four writers at once, each adding two rows a statement, one on page 0 and one on
+    page 2, half of them in the other order: none fails and every count stays exact."""
+    documented_facts(my, mariadb, range(1, 5))
+    at_once(
+        my,
+        [
+            [
+                insert(posts).values(
+                    [{"id": k, "slug": f"c{k}"} for k in (w + i, 2 * WIDTH + w + i)][:: (-1) ** w]
+                )
+                for i in range(25)
+            ]
+            for w in (100, 201, 300, 401)
+        ],
+    )
+    kept, actual = facts_and_rows(my)
+    assert kept == actual == {0: 4 + 4 * 25, 2: 4 * 25}
+    every_row_listed_once(my)
 
 
 #: Random writes: a kind, a page and a slot on it (the key), a day.
@@ -252,8 +281,14 @@ def test_random_writes_keep_every_page_exact(
         random_write(my, *write)
     kept, actual = facts_and_rows(my)
     assert kept == actual
-    src = SQLAlchemySource(my.engine, posts, **{**READ, "build": "http://x.org/{id}"})
-    with my.engine.connect() as conn:
+    every_row_listed_once(my)
+
+
+def every_row_listed_once(db: Db) -> None:
+    """The source's pages list every row of ``posts`` once, in key order, each on the
+    page of its key, as many as its facts count."""
+    src = SQLAlchemySource(db.engine, posts, **{**READ, "build": "http://x.org/{id}"})
+    with db.engine.connect() as conn:
         live = conn.execute(select(posts.c.id).order_by(posts.c.id)).scalars().all()
     listed = []
     for page in list(src.stable_pages(1, 2**31)):  # read whole: its connection goes back
@@ -518,16 +553,55 @@ def test_stored_bounds_concurrent_writers_that_split_keep_every_count(
     assert sum(bounds.page_urls(my).values()) == 10 + 4 * 30
 
 
+def test_stored_bounds_writers_that_update_and_delete_never_deadlock(
+    my: Db, mariadb: MariaDB
+) -> None:
+    """Two writers adding rows to the first pages, which split, while two others
+    update and delete rows of those pages, each such transaction locking the layout
+    row first (as the documentation says): none fails, every count stays exact."""
+    documented_bounds(my, mariadb, range(40))  # eight pages of five
+    articles, slug = bounds.articles, bounds.slug
+    at_once(
+        my,
+        [
+            *(
+                [
+                    insert(articles).values(slug=f"a000{w}-{i:02d}", updated_at=day(i))
+                    for i in range(30)
+                ]
+                for w in "01"
+            ),
+            [
+                [
+                    LAYOUT_FIRST,
+                    update(articles).where(articles.c.slug == slug(k)).values(updated_at=day(k)),
+                ]
+                for k in range(20)
+            ],
+            [
+                [LAYOUT_FIRST, delete(articles).where(articles.c.slug == slug(k))]
+                for k in range(20, 40)
+            ],
+        ],
+    )
+    stored_counts_exact(my)
+    assert sum(bounds.page_urls(my).values()) == 20 + 2 * 30
+
+
+#: What a transaction that updates or deletes rows of ``articles`` runs first.
+LAYOUT_FIRST = text("SELECT version FROM articles_pages_layout FOR UPDATE")
+
+
 def at_once(db: Db, writers: list[list[Any]]) -> None:
-    """A thread per list of ``writers``, all at once, each running its statements (see
-    :func:`retried`); the only failures met are InnoDB's deadlocks (error 1213)."""
-    deadlocks: list[Exception] = []
-    threads = [threading.Thread(target=retried, args=(db, w, deadlocks)) for w in writers]
+    """A thread per list of ``writers``, all at once, each running its transactions
+    (see :func:`each`); none fails (no deadlock, error 1213; no duplicate key, 1062)."""
+    failures: list[Exception] = []
+    threads = [threading.Thread(target=each, args=(db, w, failures)) for w in writers]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    assert all("1213" in str(exc) for exc in deadlocks), deadlocks
+    assert failures == [], [str(exc.statement) for exc in failures]
 
 
 def after_an_older_snapshot(db: Db, table: Any, others: list[Any], own: list[Any]) -> None:
@@ -558,16 +632,16 @@ def test_stored_bounds_a_writer_with_an_older_snapshot_splits_by_the_last_bounda
     assert sum(bounds.page_urls(my).values()) == 22
 
 
-def retried(db: Db, statements: list[Any], deadlocks: list[Exception]) -> None:
-    """Each of ``statements`` in a transaction of its own, retried when InnoDB undid it
-    to end a deadlock (noted in ``deadlocks``)."""
-    for statement in statements:
-        for _ in range(20):
-            try:
-                db.write(statement)
-                break
-            except OperationalError as exc:
-                deadlocks.append(exc)
+def each(db: Db, transactions: list[Any], failures: list[Exception]) -> None:
+    """Each of ``transactions`` (a statement, or a list of statements run together) in
+    a transaction of its own; a failure is noted in ``failures`` and the next runs."""
+    for transaction in transactions:
+        try:
+            with db.engine.begin() as conn:
+                for statement in transaction if isinstance(transaction, list) else [transaction]:
+                    conn.execute(statement)
+        except DBAPIError as exc:
+            failures.append(exc)
 
 
 def test_stored_bounds_random_statements_list_every_row_once(my: Db, mariadb: MariaDB) -> None:
@@ -667,6 +741,42 @@ def test_documented_month_buckets_serve_what_sqlite_serves(
         urls = [n for (n,) in conn.execute(text("SELECT urls FROM news_pages WHERE urls > 0"))]
         stored = sorted(conn.execute(select(bounds.news.c.path)).scalars())
     assert max(urls) <= bounds.WIDTH and sum(urls) == len(stored) == 24 + 2 + 25 - 1
+
+
+def test_documented_month_buckets_concurrent_writers_never_deadlock(
+    my: Db, mariadb: MariaDB
+) -> None:
+    """Four writers at once, a row a transaction, into two months that split and two
+    new months that they open: none fails, every count stays exact and every row is
+    listed once, a month a page."""
+    client = documented_months(my, mariadb)
+    at_once(
+        my,
+        [
+            [
+                insert(bounds.news).values(
+                    path=f"2026-0{2 + (i + w) % 4}-1{w}/w{w}-{i:02d}", updated_at=day(i)
+                )
+                for i in range(24)
+            ]
+            for w in range(4)
+        ],
+    )
+    with my.engine.connect() as conn:
+        kept = conn.execute(text("SELECT page, urls FROM news_pages WHERE urls > 0")).all()
+        actual = conn.execute(
+            text(
+                "SELECT b.page, COUNT(*) FROM news AS a JOIN news_pages_bounds AS b"
+                " ON (b.low IS NULL OR a.path >= b.low) AND (b.high IS NULL OR a.path < b.high)"
+                " GROUP BY b.page"
+            )
+        ).all()
+        paths = sorted(conn.execute(select(bounds.news.c.path)).scalars())
+    assert dict(kept) == dict(actual) and max(n for _, n in kept) <= bounds.WIDTH
+    assert len(paths) == 24 + 4 * 24
+    listed = bounds.served(client)
+    assert sorted(listed) == paths and len(set(listed)) == len(listed)
+    assert all(len(months) == 1 for months in bounds.months(client).values())
 
 
 @bounds.MONTH_WRITES

@@ -112,8 +112,8 @@ def test_documented_date_buckets_concurrent_writers_keep_every_count(
     my: Db, mariadb: MariaDB
 ) -> None:
     """Four writers adding rows to February at once, a transaction a row: its pages
-    split as they fill, and every count stays exact (a write InnoDB undoes to end a
-    deadlock against a split is retried)."""
+    split as they fill, no write fails (none deadlocks against a split) and every
+    count stays exact."""
     documented_dates(my, mariadb)
     at_once(
         my,

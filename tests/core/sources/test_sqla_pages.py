@@ -156,7 +156,7 @@ def test_dates_that_are_never_missing_keep_the_layouts_summary(
         db.fill(0)
         with db.engine.begin() as conn:
             conn.execute(text("ALTER TABLE posts ALTER COLUMN updated_at SET NOT NULL"))
-        filled(db, range(1, 200))
+        filled(db, range(1, 100))  # the writers below add keys from 100 on
         db.write(delete(posts).where(posts.c.id % 3 == 0))
         db.write(update(posts).where(posts.c.id < 40).values(id=posts.c.id + 1000))
         add_rows_at_once(db)
@@ -177,13 +177,20 @@ def add_rows(db: Db, first: int) -> None:
 def add_rows_at_once(db: Db) -> None:
     """Four writers at once, each adding fifty rows to page 0 (keys from 100, 200, 300
     and 400), a transaction a row."""
-    threads = [
-        threading.Thread(target=add_rows, args=(db, start)) for start in (100, 200, 300, 400)
-    ]
+    failures: list[BaseException] = []
+
+    def writer(start: int) -> None:
+        try:
+            add_rows(db, start)
+        except BaseException as exc:  # the test fails on it, not the thread alone
+            failures.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(start,)) for start in (100, 200, 300, 400)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
+    assert failures == []
 
 
 def test_an_emptied_page_answers_404_and_a_truncate_empties_all(db: Db) -> None:

@@ -47,6 +47,7 @@ from sitemap_core.serve.front import (
 
 from .context import SitemapContext, _current
 from .flights import Flights
+from .followers import Followers, Lead, identical
 from .heap import Crowd, malloc_trim
 from .relay import Relays
 from .routes import SitemapRoutes
@@ -136,6 +137,7 @@ class SitemapMiddleware:
         # share it (see asgi_sitemap.flights).
         self._relays = Relays(SITEMAP_RENDERS)
         self._flights = Flights()
+        self._followers = Followers()
         # The responses in flight, and the C heap given back when a crowd of them has
         # left (see asgi_sitemap.heap).
         self._crowd = Crowd(malloc_trim())
@@ -182,6 +184,40 @@ class SitemapMiddleware:
         site: Site[AsyncUrlSource],
         policy: BasePolicy,
     ) -> None:
+        request = _asgi_headers(scope)
+        origin = (
+            scope.get("scheme"),
+            _host(scope),
+            scope.get("root_path"),
+            scope.get("http_version"),
+        )
+        key = identical(site, method, path, origin, request)
+        self._crowd.enter()
+        try:
+            # A request identical to one in flight sends that one's answer (see
+            # asgi_sitemap.followers); else it answers, and identical ones follow it.
+            handed = await self._followers.follow(key)
+            if handed is not None:
+                await _send_reply(handed, receive, send, None)
+                return
+            with self._followers.lead(key) as lead:
+                await self._answer(
+                    scope, receive, send, (method, path, request), site, policy, lead
+                )
+        finally:
+            self._crowd.leave()
+
+    async def _answer(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        asked: tuple[str, str, dict[str, str]],
+        site: Site[AsyncUrlSource],
+        policy: BasePolicy,
+        lead: Lead,
+    ) -> None:
+        method, path, request = asked
         router = self._router(scope)
 
         tokens = []
@@ -192,7 +228,6 @@ class SitemapMiddleware:
             tokens.append(_current.set(SitemapContext(base, router)))
             return base
 
-        self._crowd.enter()
         try:
             async with anyio.create_task_group() as task_group:
                 runner = ThreadRunner(task_group, self._thread_limiter())
@@ -204,14 +239,15 @@ class SitemapMiddleware:
                             path,
                             base_url,
                             runner,
-                            _asgi_headers(scope),
+                            request,
                             scope.get("http_version", "1.1"),
-                            self._sharing(task_group),
+                            self._sharing(task_group, lead),
                         )
                     except Exception:
                         logger.exception("sitemap %s failed before the response started", path)
                         reply = plain_text(500, "Internal Server Error\n", method == "HEAD")
                     assert reply is not None  # match() said the path is the site's
+                    lead.give(reply)
                     await _send_reply(reply, receive, send, task_group)
                 finally:
                     # Whatever happened, no worker thread may stay parked on a stream
@@ -226,7 +262,6 @@ class SitemapMiddleware:
         finally:
             for token in tokens:
                 _current.reset(token)
-            self._crowd.leave()
 
     async def _index_parts(
         self, scope: Scope, site: Site[AsyncUrlSource], policy: BasePolicy
@@ -251,10 +286,15 @@ class SitemapMiddleware:
             _current.reset(token)
         return parts
 
-    def _sharing(self, task_group: Any) -> Sharing:
+    def _sharing(self, task_group: Any, lead: Lead | None = None) -> Sharing:
         # What one request shares with the concurrent others; shared renders run in
-        # its task group (see Relays.bound).
-        return Sharing(self._relays.bound(task_group, self._thread_limiter()), self._flights.once)
+        # its task group (see Relays.bound); a leader notes what its followers may read.
+        if lead is None:
+            return Sharing(
+                self._relays.bound(task_group, self._thread_limiter()), self._flights.once
+            )
+        stream = self._relays.bound(task_group, self._thread_limiter(), lead.seen)
+        return Sharing(stream, lead.noting(self._flights.once))
 
     def _thread_limiter(self) -> anyio.CapacityLimiter:
         # The sitemap's own thread pool: slow crawlers holding threads for a streamed
@@ -374,12 +414,16 @@ async def _send_small(reply: Reply, send: Send) -> None:
     await send({"type": "http.response.body", "body": data[last:]})
 
 
-async def _send_reply(reply: Reply, receive: Receive, send: Send, task_group: Any) -> None:
+async def _send_reply(reply: Reply, receive: Receive, send: Send, task_group: Any | None) -> None:
     body = reply.body
     if isinstance(body, list | tuple):
         await _send_small(reply, send)
     elif isinstance(body, Iterable):
         await _send_spooled(reply, body, send)
+    elif task_group is None:
+        # A follower has no task group to watch for a disconnect in (it would cost what
+        # following saves): the server's send() tells it (see asgi_sitemap.followers).
+        await _send_streamed(reply, body, send)
     else:
         task_group.start_soon(_watch_disconnect, receive, task_group)
         await _send_streamed(reply, body, send)

@@ -11,28 +11,29 @@ headers and reads the same body through a claim of its own, at its own pace:
 - a small body (an error, a 304, a HEAD, a cached page): the same bytes;
 - a relay (a shared render, :mod:`asgi_sitemap.relay`): a reader of its own from the
   first byte; a render that fails cuts the follower's transfer as it cuts the leader's;
-- a spool (a shared walk, :mod:`sitemap_core.serve.spool`): a claim on it.
+- a spool (a shared walk, :mod:`sitemap_core.serve.spool`): a claim on it, when the
+  leader's body is a reading of that spool (:class:`~sitemap_core.serve.spool.Chunks`
+  names it: what the follower reads is known, never guessed from the headers).
 
-Any other reply (a body rendered for the leader alone), and a leader that went away
-before its reply, are not handed on: the followers take the full path, as before.
+A follower streaming from a relay watches its client as the leader does (the
+middleware gives it a task group then, not while it waits). Any other reply (a body
+rendered for the leader alone), and a leader that went away before its reply, are not
+handed on: the followers take the full path, as before.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Hashable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Hashable, Iterator, Mapping
 from contextlib import contextmanager
 from operator import length_hint
-from typing import TypeVar
 
 import anyio
 
-from sitemap_core.serve.front import Once, Reply, Spool
+from sitemap_core.serve.front import Chunks, Reply, Spool
 
 from .relay import Reading, Relay
 
 __all__ = ["Followers", "Lead", "identical"]
-
-T = TypeVar("T")
 
 #: A follower's reply and how to give its claim back if it is never sent.
 Claim = tuple[Reply, Callable[[], object]]
@@ -58,27 +59,10 @@ class Lead:
         self.claims: list[Claim] = []
         self._handed: Callable[[], Claim | None] | None = None
         self._relays: list[tuple[AsyncIterator[bytes], Relay]] = []
-        self._spools: list[Spool] = []
 
     def seen(self, body: AsyncIterator[bytes], relay: Relay) -> None:
         """A body the request was handed, read from ``relay``."""
         self._relays.append((body, relay))
-
-    def noting(self, once: Once) -> Once:
-        """``once``, noting the spools it answers with."""
-
-        async def noted(
-            key: str,
-            compute: Callable[[], Awaitable[T]],
-            claim: Callable[[T], object] | None = None,
-            release: Callable[[T], object] | None = None,
-        ) -> T:
-            answer = await once(key, compute, claim, release)
-            if isinstance(answer, Spool):
-                self._spools.append(answer)
-            return answer
-
-        return noted
 
     def give(self, reply: Reply | None) -> None:
         """The leader's reply (None: nothing to hand on); wakes the waiting requests,
@@ -106,9 +90,9 @@ class Lead:
         relay = next((relay for seen, relay in self._relays if seen is body), None)
         if relay is not None:
             return lambda: _relayed(reply, relay)
-        spool = self._spools[-1] if self._spools else None
-        if spool is not None and reply.header("Content-Length") == str(spool.length):
-            return lambda: _spooled(reply, spool)
+        if isinstance(body, Chunks):
+            # The reply's body is a reading of a spool: the followers read that spool.
+            return lambda: _spooled(reply, body.spool)
         return None
 
 
@@ -171,8 +155,8 @@ def _spooled(reply: Reply, spool: Spool) -> Claim | None:
     # A claim on the leader's spool, read from its start, while its file is open.
     if spool.file.closed:
         return None
-    spool.claim()
-    return Reply(reply.status, reply.headers, spool.chunks()), spool.release
+    chunks = spool.claim().chunks()
+    return Reply(reply.status, reply.headers, chunks), chunks.close
 
 
 def _nothing() -> None:

@@ -13,7 +13,16 @@ paths, lifespan and websocket scopes) to the app untouched. It is not a
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Mapping, MutableMapping
+from collections.abc import (
+    AsyncIterable,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Mapping,
+    MutableMapping,
+)
+from contextlib import asynccontextmanager
 from typing import Any, Unpack, cast
 
 import anyio
@@ -198,7 +207,7 @@ class SitemapMiddleware:
             # asgi_sitemap.followers); else it answers, and identical ones follow it.
             handed = await self._followers.follow(key)
             if handed is not None:
-                await _send_reply(handed, receive, send, None)
+                await _send_followed(handed, receive, send)
                 return
             with self._followers.lead(key) as lead:
                 await self._answer(
@@ -229,7 +238,7 @@ class SitemapMiddleware:
             return base
 
         try:
-            async with anyio.create_task_group() as task_group:
+            async with _unwrapped(), anyio.create_task_group() as task_group:
                 runner = ThreadRunner(task_group, self._thread_limiter())
                 try:
                     try:
@@ -253,12 +262,6 @@ class SitemapMiddleware:
                     # Whatever happened, no worker thread may stay parked on a stream
                     # nobody reads: the task group would wait for it forever.
                     runner.close()
-        except BaseExceptionGroup as group:
-            # The task group wraps a source's error mid-stream; the server should see
-            # (and log) the error itself when it cuts the transfer.
-            if len(group.exceptions) == 1:
-                raise group.exceptions[0] from None
-            raise
         finally:
             for token in tokens:
                 _current.reset(token)
@@ -288,13 +291,11 @@ class SitemapMiddleware:
 
     def _sharing(self, task_group: Any, lead: Lead | None = None) -> Sharing:
         # What one request shares with the concurrent others; shared renders run in
-        # its task group (see Relays.bound); a leader notes what its followers may read.
-        if lead is None:
-            return Sharing(
-                self._relays.bound(task_group, self._thread_limiter()), self._flights.once
-            )
-        stream = self._relays.bound(task_group, self._thread_limiter(), lead.seen)
-        return Sharing(stream, lead.noting(self._flights.once))
+        # its task group (see Relays.bound); a leader notes the relays its followers
+        # may read.
+        seen = None if lead is None else lead.seen
+        stream = self._relays.bound(task_group, self._thread_limiter(), seen)
+        return Sharing(stream, self._flights.once)
 
     def _thread_limiter(self) -> anyio.CapacityLimiter:
         # The sitemap's own thread pool: slow crawlers holding threads for a streamed
@@ -414,16 +415,37 @@ async def _send_small(reply: Reply, send: Send) -> None:
     await send({"type": "http.response.body", "body": data[last:]})
 
 
-async def _send_reply(reply: Reply, receive: Receive, send: Send, task_group: Any | None) -> None:
+@asynccontextmanager
+async def _unwrapped() -> AsyncIterator[None]:
+    # A task group wraps a source's error mid-stream; the server should see (and log)
+    # the error itself when it cuts the transfer.
+    try:
+        yield
+    except BaseExceptionGroup as group:
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise
+
+
+async def _send_followed(reply: Reply, receive: Receive, send: Send) -> None:
+    # A follower's reply (see asgi_sitemap.followers). Its task group, where its client
+    # is watched while a streamed body waits on the render, is made only now: while it
+    # waited for its leader it held one event, not a group.
+    if isinstance(reply.body, list | tuple | Iterable):
+        await _send_reply(reply, receive, send, None)
+        return
+    async with _unwrapped(), anyio.create_task_group() as task_group:
+        await _send_reply(reply, receive, send, task_group)
+
+
+async def _send_reply(reply: Reply, receive: Receive, send: Send, task_group: Any) -> None:
+    # ``task_group``, where a streamed body's client is watched: None only for a body
+    # in memory or spooled, which never waits on anything but the client.
     body = reply.body
     if isinstance(body, list | tuple):
         await _send_small(reply, send)
     elif isinstance(body, Iterable):
         await _send_spooled(reply, body, send)
-    elif task_group is None:
-        # A follower has no task group to watch for a disconnect in (it would cost what
-        # following saves): the server's send() tells it (see asgi_sitemap.followers).
-        await _send_streamed(reply, body, send)
     else:
         task_group.start_soon(_watch_disconnect, receive, task_group)
         await _send_streamed(reply, body, send)

@@ -13,7 +13,16 @@ paths, lifespan and websocket scopes) to the app untouched. It is not a
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Mapping, MutableMapping
+from collections.abc import (
+    AsyncIterable,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Mapping,
+    MutableMapping,
+)
+from contextlib import asynccontextmanager
 from typing import Any, Unpack, cast
 
 import anyio
@@ -47,6 +56,7 @@ from sitemap_core.serve.front import (
 
 from .context import SitemapContext, _current
 from .flights import Flights
+from .followers import Followers, Lead, identical
 from .heap import Crowd, malloc_trim
 from .relay import Relays
 from .routes import SitemapRoutes
@@ -136,6 +146,7 @@ class SitemapMiddleware:
         # share it (see asgi_sitemap.flights).
         self._relays = Relays(SITEMAP_RENDERS)
         self._flights = Flights()
+        self._followers = Followers()
         # The responses in flight, and the C heap given back when a crowd of them has
         # left (see asgi_sitemap.heap).
         self._crowd = Crowd(malloc_trim())
@@ -182,6 +193,40 @@ class SitemapMiddleware:
         site: Site[AsyncUrlSource],
         policy: BasePolicy,
     ) -> None:
+        request = _asgi_headers(scope)
+        origin = (
+            scope.get("scheme"),
+            _host(scope),
+            scope.get("root_path"),
+            scope.get("http_version"),
+        )
+        key = identical(site, method, path, origin, request)
+        self._crowd.enter()
+        try:
+            # A request identical to one in flight sends that one's answer (see
+            # asgi_sitemap.followers); else it answers, and identical ones follow it.
+            handed = await self._followers.follow(key)
+            if handed is not None:
+                await _send_followed(handed, receive, send)
+                return
+            with self._followers.lead(key) as lead:
+                await self._answer(
+                    scope, receive, send, (method, path, request), site, policy, lead
+                )
+        finally:
+            self._crowd.leave()
+
+    async def _answer(
+        self,
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        asked: tuple[str, str, dict[str, str]],
+        site: Site[AsyncUrlSource],
+        policy: BasePolicy,
+        lead: Lead,
+    ) -> None:
+        method, path, request = asked
         router = self._router(scope)
 
         tokens = []
@@ -192,9 +237,8 @@ class SitemapMiddleware:
             tokens.append(_current.set(SitemapContext(base, router)))
             return base
 
-        self._crowd.enter()
         try:
-            async with anyio.create_task_group() as task_group:
+            async with _unwrapped(), anyio.create_task_group() as task_group:
                 runner = ThreadRunner(task_group, self._thread_limiter())
                 try:
                     try:
@@ -204,29 +248,23 @@ class SitemapMiddleware:
                             path,
                             base_url,
                             runner,
-                            _asgi_headers(scope),
+                            request,
                             scope.get("http_version", "1.1"),
-                            self._sharing(task_group),
+                            self._sharing(task_group, lead),
                         )
                     except Exception:
                         logger.exception("sitemap %s failed before the response started", path)
                         reply = plain_text(500, "Internal Server Error\n", method == "HEAD")
                     assert reply is not None  # match() said the path is the site's
+                    lead.give(reply)
                     await _send_reply(reply, receive, send, task_group)
                 finally:
                     # Whatever happened, no worker thread may stay parked on a stream
                     # nobody reads: the task group would wait for it forever.
                     runner.close()
-        except BaseExceptionGroup as group:
-            # The task group wraps a source's error mid-stream; the server should see
-            # (and log) the error itself when it cuts the transfer.
-            if len(group.exceptions) == 1:
-                raise group.exceptions[0] from None
-            raise
         finally:
             for token in tokens:
                 _current.reset(token)
-            self._crowd.leave()
 
     async def _index_parts(
         self, scope: Scope, site: Site[AsyncUrlSource], policy: BasePolicy
@@ -251,10 +289,13 @@ class SitemapMiddleware:
             _current.reset(token)
         return parts
 
-    def _sharing(self, task_group: Any) -> Sharing:
+    def _sharing(self, task_group: Any, lead: Lead | None = None) -> Sharing:
         # What one request shares with the concurrent others; shared renders run in
-        # its task group (see Relays.bound).
-        return Sharing(self._relays.bound(task_group, self._thread_limiter()), self._flights.once)
+        # its task group (see Relays.bound); a leader notes the relays its followers
+        # may read.
+        seen = None if lead is None else lead.seen
+        stream = self._relays.bound(task_group, self._thread_limiter(), seen)
+        return Sharing(stream, self._flights.once)
 
     def _thread_limiter(self) -> anyio.CapacityLimiter:
         # The sitemap's own thread pool: slow crawlers holding threads for a streamed
@@ -374,7 +415,32 @@ async def _send_small(reply: Reply, send: Send) -> None:
     await send({"type": "http.response.body", "body": data[last:]})
 
 
+@asynccontextmanager
+async def _unwrapped() -> AsyncIterator[None]:
+    # A task group wraps a source's error mid-stream; the server should see (and log)
+    # the error itself when it cuts the transfer.
+    try:
+        yield
+    except BaseExceptionGroup as group:
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise
+
+
+async def _send_followed(reply: Reply, receive: Receive, send: Send) -> None:
+    # A follower's reply (see asgi_sitemap.followers). Its task group, where its client
+    # is watched while a streamed body waits on the render, is made only now: while it
+    # waited for its leader it held one event, not a group.
+    if isinstance(reply.body, list | tuple | Iterable):
+        await _send_reply(reply, receive, send, None)
+        return
+    async with _unwrapped(), anyio.create_task_group() as task_group:
+        await _send_reply(reply, receive, send, task_group)
+
+
 async def _send_reply(reply: Reply, receive: Receive, send: Send, task_group: Any) -> None:
+    # ``task_group``, where a streamed body's client is watched: None only for a body
+    # in memory or spooled, which never waits on anything but the client.
     body = reply.body
     if isinstance(body, list | tuple):
         await _send_small(reply, send)

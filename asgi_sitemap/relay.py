@@ -18,7 +18,7 @@ import os
 import tempfile
 from bisect import bisect_right
 from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import nullcontext
 from typing import Any
 
@@ -29,7 +29,7 @@ from sitemap_core.serve.front import Render, Share, aclose, chained
 
 from .threads import ThreadRunner
 
-__all__ = ["WINDOW", "AbandonedRender", "Relay", "Relays"]
+__all__ = ["WINDOW", "AbandonedRender", "Reading", "Relay", "Relays"]
 
 logger = logging.getLogger("asgi_sitemap")
 
@@ -90,29 +90,68 @@ class Relay:
         end = self._ends[bisect_right(self._ends, offset)]
         return os.pread(self._file.fileno(), end - offset, offset)
 
-    async def read(self) -> AsyncGenerator[bytes, None]:
-        """The whole document from its first byte, as fast as it is rendered."""
-        self.readers += 1
-        offset = 0
-        try:
-            while True:
-                if offset < self.end:
-                    data = self._take(offset)
-                    offset += len(data)
-                    yield data
-                elif self.done:
-                    if self.error is not None:
-                        raise self.error
-                    return
-                else:
-                    await self._more.wait()
-        finally:
-            self.readers -= 1
-            self._close_if_unread()
+    def read(self) -> Reading:
+        """The whole document from its first byte, as fast as it is rendered: a reader
+        counted from now until it reads to the end or is closed."""
+        return Reading(self)
+
+    def readable(self) -> bool:
+        """Whether a new reader can still read it whole (its file is open)."""
+        return not self._file.closed
+
+    async def _after(self, offset: int) -> bytes | None:
+        # The bytes after ``offset``, waiting for them; None at the document's end.
+        while offset >= self.end:
+            if self.done:
+                if self.error is not None:
+                    raise self.error
+                return None
+            await self._more.wait()
+        return self._take(offset)
 
     def _close_if_unread(self) -> None:
         if self.done and self.readers == 0:
             self._file.close()
+
+
+class Reading:
+    """One reader of a relay, at its own offset: it counts among the relay's readers
+    from its making (so that one made for a waiting request holds the relay open before
+    it reads) until it reaches the end, fails or is closed."""
+
+    def __init__(self, relay: Relay) -> None:
+        self._relay: Relay | None = relay
+        self._offset = 0
+        relay.readers += 1
+
+    def __aiter__(self) -> Reading:
+        return self
+
+    async def __anext__(self) -> bytes:
+        if self._relay is None:
+            raise StopAsyncIteration
+        try:
+            data = await self._relay._after(self._offset)
+        except BaseException:
+            self.close()
+            raise
+        if data is None:
+            self.close()
+            raise StopAsyncIteration
+        self._offset += len(data)
+        return data
+
+    async def aclose(self) -> None:
+        """Stop reading (see :meth:`close`)."""
+        self.close()
+
+    def close(self) -> None:
+        """Stop reading (again: nothing); the last reader of a finished render closes
+        its file."""
+        relay, self._relay = self._relay, None
+        if relay is not None:
+            relay.readers -= 1
+            relay._close_if_unread()
 
 
 class Relays:
@@ -132,13 +171,19 @@ class Relays:
             self._limiter = anyio.CapacityLimiter(self._renders)
         return self._limiter
 
-    def bound(self, task_group: Any, threads: anyio.CapacityLimiter | None = None) -> Share:
+    def bound(
+        self,
+        task_group: Any,
+        threads: anyio.CapacityLimiter | None = None,
+        seen: Callable[[AsyncIterator[bytes], Relay], object] | None = None,
+    ) -> Share:
         """The sharing hook for one request (see
         :func:`sitemap_core.serve.drive_async.respond_async`).
 
         Its renders run in ``task_group``, the request's own, with a runner of their
         own (sync sources in ``threads``): the request closing its runner when its
-        client leaves must not stop a render other responses still read.
+        client leaves must not stop a render other responses still read. ``seen`` is
+        told each body handed out and the relay it reads (see asgi_sitemap.followers).
         """
 
         async def share(key: str, render: Render, bounded: bool = True) -> AsyncIterator[bytes]:
@@ -153,7 +198,10 @@ class Relays:
             except BaseException:
                 await reader.aclose()
                 raise
-            return chained(first, reader)
+            body = chained(first, reader)
+            if seen is not None:
+                seen(body, relay)
+            return body
 
         return share
 

@@ -28,7 +28,9 @@ the server: ``--env NAME=VALUE`` (``MALLOC_MMAP_THRESHOLD_=131072``;
 reads pages from the page cache; ``PROBE_WHOLE=1``: a cached page handed to the server
 in one message, as before; ``PROBE_BATCH=32``: entries per batch of a render, and
 ``PROBE_THREAD_BATCHES=1``: batches per hand-over from a sync source's thread;
-``PROBE_SIZE=64``: the objects of that pymalloc size class, by type, at each probe).
+``PROBE_SIZE=64``: the objects of that pymalloc size class, by type, at each probe;
+``PROBE_CONTROL_WAIT=1``: with ``--control``, each request waits that many seconds
+before its answer, as a request of the library's waits for a walk).
 ``--classes`` prints, at each probe, how pymalloc's pools differ from the start's by
 size class (pools in use, bytes live and free inside them: where the crowd's fragments
 sit); ``--waiting N --lines`` breaks what N waiting requests hold down by line.
@@ -426,6 +428,8 @@ async def control(scope, send):
     asked = dict(scope["headers"]).get(b"accept-encoding", b"")
     coding = b"gzip" if b"gzip" in asked else b"identity"
     headers, body = await rendered(scope["path"][len("/control"):], coding)
+    # PROBE_CONTROL_WAIT=seconds: each request waits first, as one waits for a walk.
+    await asyncio.sleep(float(os.environ.get("PROBE_CONTROL_WAIT", "0")))
     await send({"type": "http.response.start", "status": 200, "headers": headers})
     for start in range(0, len(body), 32768):
         piece = body[start:start + 32768]

@@ -60,7 +60,7 @@ from sitemap_core.serve.request import (
 from sitemap_core.serve.settings import FLASK_PREFIX, OPTIONS, Settings, SettingsArguments
 from sitemap_core.serve.site import PAGE_NAME, Plan, Site
 from sitemap_core.serve.sites import Hosted, Sites, SiteSpec
-from sitemap_core.serve.spool import Spool
+from sitemap_core.serve.spool import Chunks, Spool
 from sitemap_core.sources.aio import (
     THREAD_BATCHES,
     AsyncSliceable,
@@ -113,6 +113,7 @@ __all__ = [
     "BasePolicy",
     "BaseURL",
     "ChangeFreq",
+    "Chunks",
     "ConfigurationError",
     "Entry",
     "Flight",

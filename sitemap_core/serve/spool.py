@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Iterator
 from datetime import datetime
 from tempfile import SpooledTemporaryFile
 from typing import IO
@@ -26,7 +25,7 @@ from sitemap_core.serve.body import clamped
 from sitemap_core.serve.compress import GzipStream
 from sitemap_core.serve.validators import Validators, digest_etag
 
-__all__ = ["SPOOL_MEMORY", "Spool"]
+__all__ = ["SPOOL_MEMORY", "Chunks", "Spool"]
 
 #: A spool keeps this much in memory before it moves to a temporary file.
 SPOOL_MEMORY = 256 * 2**10
@@ -142,22 +141,13 @@ class Spool:
             if self._claims <= 0:
                 self.file.close()
 
-    def chunks(self) -> Iterator[bytes]:
+    def chunks(self) -> Chunks:
         """The stored bytes from the first, in chunks, letting go at the end.
 
         Each reader keeps its own offset, so holders read one spool at their own
         pace, in one thread or several.
         """
-        offset = 0
-        try:
-            while True:
-                chunk = self._read(offset, CHUNK_BYTES)
-                if not chunk:
-                    return
-                offset += len(chunk)
-                yield chunk
-        finally:
-            self.release()
+        return Chunks(self)
 
     def _read(self, offset: int, size: int) -> bytes:
         with self._lock:
@@ -168,3 +158,42 @@ class Spool:
         if data:
             self.file.write(data)
             self.length += len(data)
+
+
+class Chunks:
+    """One holder's reading of a :class:`Spool`: its bytes from the first, in chunks.
+
+    It names the spool it reads (:attr:`spool`), so that a reply whose body it is can
+    be told to come from that spool, whatever its headers say; the holder's claim is
+    given back at the end, on :meth:`close`, or when it is collected unread.
+    """
+
+    def __init__(self, spool: Spool) -> None:
+        #: The spool read.
+        self.spool = spool
+        self._offset = 0
+        self._holding = True
+
+    def __iter__(self) -> Chunks:
+        return self
+
+    def __next__(self) -> bytes:
+        try:
+            chunk = self.spool._read(self._offset, CHUNK_BYTES) if self._holding else b""
+        except BaseException:
+            self.close()
+            raise
+        if not chunk:
+            self.close()
+            raise StopIteration
+        self._offset += len(chunk)
+        return chunk
+
+    def close(self) -> None:
+        """Stop reading and give the claim back (again: nothing)."""
+        if self._holding:
+            self._holding = False
+            self.spool.release()
+
+    def __del__(self) -> None:
+        self.close()

@@ -67,3 +67,21 @@ def test_the_gzip_coding_written_from_an_identity_spool_is_a_gzip_render_byte_fo
     assert coded.length == rendered.length
     assert b"".join(coded.chunks()) == b"".join(rendered.chunks())
     assert coded.file.closed
+
+
+def test_a_reading_names_its_spool_and_gives_its_claim_back_once() -> None:
+    # A reply whose body is a reading of a spool is known to come from that spool (the
+    # ASGI front's followers read it too), and a reading never read still lets go.
+    spool = _written()
+    spool.claim()
+    spool.claim()
+    spool.finish("id", "identity")
+    unread, closed_twice = spool.chunks(), spool.chunks()
+    assert unread.spool is spool and closed_twice.spool is spool
+    closed_twice.close()
+    closed_twice.close()  # nothing more
+    assert not spool.file.closed and list(closed_twice) == []
+    del unread  # collected without a read: its claim goes with it
+    assert not spool.file.closed  # the maker's claim still holds it
+    spool.release()
+    assert spool.file.closed

@@ -431,7 +431,7 @@ async def _send_followed(reply: Reply, receive: Receive, send: Send) -> None:
     # A follower's reply (see asgi_sitemap.followers). Its task group, where its client
     # is watched while a streamed body waits on the render, is made only now: while it
     # waited for its leader it held one event, not a group.
-    if isinstance(reply.body, list | tuple | Iterable):
+    if isinstance(reply.body, Iterable):  # bytes in memory, or a spool
         await _send_reply(reply, receive, send, None)
         return
     async with _unwrapped(), anyio.create_task_group() as task_group:

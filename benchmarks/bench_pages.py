@@ -226,6 +226,9 @@ class Writer:
             lambda: self.conn.execute("DELETE FROM posts WHERE id >= %s AND id < %s", (low, high))
         )
         self.conn.execute("ALTER TABLE posts ENABLE TRIGGER USER")
+        # The million dead rows vacuumed now, untimed: else autovacuum and autoanalyze
+        # of the table run into the next run's timed writes (a DELETE at 2.5x once).
+        self.conn.execute("VACUUM (ANALYZE) posts")
         return {"insert": insert, "delete": remove}
 
 

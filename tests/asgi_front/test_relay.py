@@ -77,12 +77,15 @@ async def get(
     leave_after: int | None = None,
     coding: str = "",
     got: Got | None = None,
+    method: str = "GET",
+    headers: tuple[tuple[bytes, bytes], ...] = (),
 ) -> Got:
-    """One GET; ``pause`` seconds per body message (a slow reader); ``leave_after``
-    body messages, then the client disconnects."""
+    """One GET (or ``method``, with more request ``headers``); ``pause`` seconds per body
+    message (a slow reader); ``leave_after`` body messages, then the client disconnects."""
     got = got if got is not None else Got()
     gone = anyio.Event()
-    scope = get_scope(path, *([(b"accept-encoding", coding.encode())] if coding else []))
+    coded = ((b"accept-encoding", coding.encode()),) if coding else ()
+    scope = {**get_scope(path, *coded, *headers), "method": method}
     messages = 0
 
     async def receive() -> dict[str, Any]:

@@ -155,7 +155,13 @@ def _install_postgresql(conn: Connection, names: _Names, options: _Options, cond
             ),
             {"width": width, "epoch": secrets.token_hex(8), "condition": condition, "kind": kind},
         )
-    for statement in [*names.summed(), *names.triggers(width)]:
+    for statement in names.summed():
+        conn.exec_driver_sql(statement)
+    # Pages counted undated before the date column became NOT NULL: their first
+    # writes must still be counted as dating them.
+    undated = conn.exec_driver_sql(f"SELECT undated FROM {names.layout}").scalar()
+    names.undated_pages = names.undated_pages or bool(undated)
+    for statement in names.triggers(width):
         conn.exec_driver_sql(statement)
 
 
@@ -215,8 +221,9 @@ class _Names:
         )
         #: Whether the dates are zoned (PostgreSQL then keeps each page's lastmod text).
         self.zoned = "WITH TIME ZONE" in self.date_type.upper()
-        #: Whether a row can lack a date, so that a recount can leave a page undated.
-        self.nullable_dates = lastmod is None or bool(columns[lastmod]["nullable"])
+        #: Whether a write can date a page that a recount left undated: rows can lack a
+        #: date (or, found at installation, some page is undated already).
+        self.undated_pages = lastmod is None or bool(columns[lastmod]["nullable"])
         #: The stored boundaries (None: ranges of integer keys).
         self.stored = sqla_bounds.prepare(
             conn, bounds_of(kind, table, key, facts, lastmod, condition), columns
@@ -319,7 +326,7 @@ class _Names:
         # (see _body), so they are those the upsert replaces. Dates that are never
         # missing leave no page undated, and the writes skip that read.
         old, undated, joined = "", "0", ""
-        if self.nullable_dates:
+        if self.undated_pages:
             old = (
                 " o AS (SELECT f.page, f.urls > 0 AND f.newest IS NULL AND f.changed IS NULL"
                 f" AS undated FROM {self.facts} AS f JOIN c USING (page)),"

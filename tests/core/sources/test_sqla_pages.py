@@ -168,6 +168,30 @@ def test_dates_that_are_never_missing_keep_the_layouts_summary(
         assert pages == listed > 20
 
 
+def test_pages_left_undated_before_the_dates_became_not_null_are_dated_by_writes(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    for db in make_db(request, tmp_path, "postgresql"):
+        db.fill(0)
+        with db.engine.begin() as conn:
+            conn.execute(insert(posts), [{"id": i, "slug": f"p{i}"} for i in range(1, 30)])
+        install_page_facts(
+            db.engine, "posts", "id", "posts_pages", lastmod="updated_at", page_width=WIDTH
+        )
+        with db.engine.begin() as conn:  # dated in bulk (triggers off), then NOT NULL
+            conn.execute(text("ALTER TABLE posts DISABLE TRIGGER USER"))
+            conn.execute(text("UPDATE posts SET updated_at = DATE '2026-01-02'"))
+            conn.execute(text("ALTER TABLE posts ENABLE TRIGGER USER"))
+            conn.execute(text("ALTER TABLE posts ALTER COLUMN updated_at SET NOT NULL"))
+        install_page_facts(
+            db.engine, "posts", "id", "posts_pages", lastmod="updated_at", page_width=WIDTH
+        )
+        assert kept_summary(db, "posts_pages")[-1] == 3  # three pages still undated
+        db.write(update(posts).where(posts.c.id == 12).values(slug="edited"))
+        assert kept_summary(db, "posts_pages") == counted_summary(db, "posts_pages")
+        assert kept_summary(db, "posts_pages")[-1] == 2
+
+
 def add_rows(db: Db, first: int) -> None:
     """Fifty rows from key ``first``, each in a transaction of its own."""
     for i in range(first, first + 50):

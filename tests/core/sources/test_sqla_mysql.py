@@ -477,25 +477,35 @@ def test_stored_bounds_a_full_page_splits(my: Db, mariadb: MariaDB) -> None:
     ]
 
 
-def stored_counts_exact(db: Db, listed_where: str = "1 = 1") -> None:
-    """Every page's kept count is the number of rows in its range that
-    ``listed_where`` (SQL on the rows ``a``) lists, no page is over the width, and the
-    pages list every such row exactly once."""
+def stored_counts_exact(
+    db: Db,
+    listed_where: str = "1 = 1",
+    *,
+    table: str = "articles",
+    key: str = "slug",
+    client: Any = None,
+) -> list[str]:
+    """Every page's kept count (facts ``<table>_pages``) is the number of rows in its
+    range of ``key`` that ``listed_where`` (SQL on the rows ``a``) lists, no page is
+    over the width, and the pages (served by ``client``, the articles' by default)
+    list every such row exactly once; the keys listed."""
     with db.engine.connect() as conn:
+        kept = conn.execute(text(f"SELECT page, urls FROM {table}_pages WHERE urls > 0")).all()
         actual = conn.execute(
             text(
-                "SELECT b.page, COUNT(*) FROM articles AS a JOIN articles_pages_bounds AS b"
-                " ON (b.low IS NULL OR a.slug >= b.low) AND (b.high IS NULL OR a.slug < b.high)"
+                f"SELECT b.page, COUNT(*) FROM {table} AS a JOIN {table}_pages_bounds AS b"
+                f" ON (b.low IS NULL OR a.{key} >= b.low) AND (b.high IS NULL OR a.{key} < b.high)"
                 f" WHERE {listed_where} GROUP BY b.page"
             )
         ).all()
-        live = conn.execute(text(f"SELECT slug FROM articles AS a WHERE {listed_where}"))
+        live = conn.execute(text(f"SELECT {key} FROM {table} AS a WHERE {listed_where}"))
         expected = sorted(live.scalars())
-    kept = bounds.page_urls(db)
-    assert kept == {int(p): int(n) for p, n in actual}
-    assert max(kept.values()) <= bounds.WIDTH
-    listed = bounds.served(bounds_client(db))
+    counts = {int(p): int(n) for p, n in kept}
+    assert counts == {int(p): int(n) for p, n in actual}
+    assert max(counts.values()) <= bounds.WIDTH
+    listed = bounds.served(client if client is not None else bounds_client(db))
     assert sorted(listed) == expected and len(set(listed)) == len(listed)
+    return listed
 
 
 def test_stored_bounds_bulk_writes_keep_every_count_exact(my: Db, mariadb: MariaDB) -> None:
@@ -762,20 +772,8 @@ def test_documented_month_buckets_concurrent_writers_never_deadlock(
             for w in range(4)
         ],
     )
-    with my.engine.connect() as conn:
-        kept = conn.execute(text("SELECT page, urls FROM news_pages WHERE urls > 0")).all()
-        actual = conn.execute(
-            text(
-                "SELECT b.page, COUNT(*) FROM news AS a JOIN news_pages_bounds AS b"
-                " ON (b.low IS NULL OR a.path >= b.low) AND (b.high IS NULL OR a.path < b.high)"
-                " GROUP BY b.page"
-            )
-        ).all()
-        paths = sorted(conn.execute(select(bounds.news.c.path)).scalars())
-    assert dict(kept) == dict(actual) and max(n for _, n in kept) <= bounds.WIDTH
-    assert len(paths) == 24 + 4 * 24
-    listed = bounds.served(client)
-    assert sorted(listed) == paths and len(set(listed)) == len(listed)
+    listed = stored_counts_exact(my, table="news", key="path", client=client)
+    assert len(listed) == 24 + 4 * 24
     assert all(len(months) == 1 for months in bounds.months(client).values())
 
 

@@ -431,7 +431,7 @@ async def _send_followed(reply: Reply, receive: Receive, send: Send) -> None:
     # A follower's reply (see asgi_sitemap.followers). Its task group, where its client
     # is watched while a streamed body waits on the render, is made only now: while it
     # waited for its leader it held one event, not a group.
-    if isinstance(reply.body, Iterable):  # bytes in memory, or a spool
+    if _streamed(reply.body) is None:  # bytes in memory, or a spool
         await _send_reply(reply, receive, send, None)
         return
     async with _unwrapped(), anyio.create_task_group() as task_group:
@@ -441,15 +441,24 @@ async def _send_followed(reply: Reply, receive: Receive, send: Send) -> None:
 async def _send_reply(reply: Reply, receive: Receive, send: Send, task_group: Any) -> None:
     # ``task_group``, where a streamed body's client is watched: None only for a body
     # in memory or spooled, which never waits on anything but the client.
-    body = reply.body
+    body, streamed = reply.body, _streamed(reply.body)
     if isinstance(body, list | tuple):
         await _send_small(reply, send)
-    elif isinstance(body, Iterable):
-        await _send_spooled(reply, body, send)
+    elif streamed is None:
+        await _send_spooled(reply, cast(Iterable[bytes], body), send)
     else:
         task_group.start_soon(_watch_disconnect, receive, task_group)
-        await _send_streamed(reply, body, send)
+        await _send_streamed(reply, streamed, send)
         task_group.cancel_scope.cancel()  # stop watching for a disconnect
+
+
+def _streamed(body: Iterable[bytes] | AsyncIterable[bytes]) -> AsyncIterable[bytes] | None:
+    # The body as an async iterable; None for bytes in memory or a spool. Told by its
+    # method, not by isinstance(body, Iterable): an ABC check keeps each new type it
+    # rejects in weak references, in every subclass of the ABC it walks, for the life
+    # of the process; the first crowd of followers (a relay's reader, a type no request
+    # had met) left those in the arenas mapped at its peak, which then stayed mapped.
+    return cast(AsyncIterable[bytes], body) if hasattr(body, "__aiter__") else None
 
 
 async def _send_spooled(reply: Reply, body: Iterable[bytes], send: Send) -> None:

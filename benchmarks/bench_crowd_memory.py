@@ -30,7 +30,9 @@ in one message, as before; ``PROBE_BATCH=32``: entries per batch of a render, an
 ``PROBE_THREAD_BATCHES=1``: batches per hand-over from a sync source's thread;
 ``PROBE_SIZE=64``: the objects of that pymalloc size class, by type, at each probe;
 ``PROBE_CONTROL_WAIT=1``: with ``--control``, each request waits that many seconds
-before its answer, as a request of the library's waits for a walk).
+before its answer, as a request of the library's waits for a walk;
+``PROBE_CONTROL_STARLETTE=1``: with ``--control``, the bytes are a Starlette route's
+``StreamingResponse``, as an app's own streamed page would be).
 ``--classes`` prints, at each probe, how pymalloc's pools differ from the start's by
 size class (pools in use, bytes live and free inside them: where the crowd's fragments
 sit); ``--waiting N --lines`` breaks what N waiting requests hold down by line.
@@ -437,8 +439,37 @@ async def control(scope, send):
     await send({"type": "http.response.body", "body": b""})
 
 
+async def streamed_control(request):
+    # PROBE_CONTROL_STARLETTE=1: the control as a Starlette app's own route streams it.
+    from starlette.responses import StreamingResponse
+
+    asked = request.headers.get("accept-encoding", "")
+    coding = b"gzip" if "gzip" in asked else b"identity"
+    headers, body = await rendered(request.url.path[len("/control"):], coding)
+    await asyncio.sleep(float(os.environ.get("PROBE_CONTROL_WAIT", "0")))
+
+    async def slices():
+        for start in range(0, len(body), 32768):
+            yield body[start:start + 32768]
+
+    kept = {k.decode(): v.decode() for k, v in headers if k.lower() != b"content-length"}
+    return StreamingResponse(slices(), headers=kept)
+
+
+def starlette_control():
+    from starlette.applications import Starlette
+    from starlette.routing import Route
+
+    return Starlette(routes=[Route("/control/{path:path}", streamed_control)])
+
+
+STARLETTE_CONTROL = starlette_control() if os.environ.get("PROBE_CONTROL_STARLETTE") else None
+
+
 async def app(scope, receive, send):
     if scope["type"] == "http" and scope["path"].startswith("/control/"):
+        if STARLETTE_CONTROL is not None:
+            return await STARLETTE_CONTROL(scope, receive, send)
         return await control(scope, send)
     if scope["type"] == "http" and scope["path"] == "/memory":
         during = scope["query_string"] == b"during"
